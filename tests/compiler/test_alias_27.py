@@ -183,3 +183,11 @@ def test_write_into_a_view_of_an_input_viewing_an_unread_tensor(lib):
             results.append((float(fn(b[1:, 1:])), b.tolist()))
         assert results[1] == results[0]
     assert len(recorder.graphs) == 1
+
+
+def test_overlapping_views_of_an_unreturned_value_raise_under_fullgraph():
+    def f(x):
+        y = x * 2
+        return y[:1], y[0:]
+    with pytest.raises(ember._dynamo.exc.Unsupported, match="alias each other"):
+        ember.compile(f, fullgraph=True)(ember.ones(2, 2))

@@ -98,7 +98,7 @@ def input_views(graph, sources, world, tensors, nodes):
     return views
 
 
-def output_views(graph, tensors, nodes, remade=()):
+def output_views(tensors, nodes, remade=()):
     """The :class:`View` of each of ``tensors`` (returned, of graph values ``nodes``) that is an
     earlier returned tensor itself (``return y, y``), or eager's view of another returned
     tensor made from its node by view ops alone (``y, y[1]``; ``y.t(), y``). ``remade``: the
@@ -132,7 +132,7 @@ def returned_views(graph, sources, world, tensors, nodes):
     """The returned ``tensors`` (of graph values ``nodes``) a replay remakes as views: those of
     an input (:func:`input_views`), then those of another result (:func:`output_views`)."""
     views = input_views(graph, sources, world, tensors, nodes)
-    return views + output_views(graph, tensors, nodes, {v.position for v in views})
+    return views + output_views(tensors, nodes, {v.position for v in views})
 
 
 def _conj_view(t, chain, viewed):

@@ -589,6 +589,8 @@ def _finish(tracer, cap, result):
             break
     cap.views = returned_views(tracer.graph, tracer.sources, tracer.world, flatten(result), cap.output_nodes)
     if (why := aliased_results(flatten(result), tracer.world, cap.views)) is not None:
+        if tracer.fullgraph:
+            raise Unsupported(f"graph break (fullgraph=True): {why}")
         tracer.breaks.append((why, "<end of function>"))
     if tracer.breaks:
         cap.breaks = tracer.breaks

@@ -462,8 +462,8 @@ def aliased_results(tensors, world, views):
     own = [t for i, t in enumerate(tensors) if i not in remade and not any(_overlap(t._data, k._data) for k in known)]
     for j, t in enumerate(own):
         if any(t is o or _overlap(t._data, o._data) for o in own[:j]):
-            return ("the function returns results that alias each other (one tensor twice, or a view of "
-                    "another): a replay would return separate tensors")
+            return ("the function returns results that alias each other, none a view of another (views of a "
+                    "value it does not return, a detach()): a replay would return separate tensors")
     return None
 
 
