@@ -1,0 +1,60 @@
+"""Int and float arguments, session 27 (compiler/group_writes.py, traced_ints.py ``FloatInt``,
+traced_floats.py): graphs counted against torch 2.13's CompileCounter over the same calls,
+values (and errors) against eager, at values far from the recorded ones too."""
+import math
+
+import pytest
+import torch
+import torch._dynamo
+from torch._dynamo.testing import CompileCounter
+
+import ember
+from ember._dynamo.utils import counters
+
+
+def _train_step(module, calls, write_after=False):
+    """A compiled step writing ``lr`` into the optimizer's groups (before its ``step``, or after
+    it), run over ``calls``: (graphs after each call, losses, final parameters and lr)."""
+    module.manual_seed(0)
+    lin = module.nn.Linear(3, 2)
+    opt = module.optim.SGD(lin.parameters(), lr=0.1, momentum=0.5)
+
+    def step(x, lr):
+        if not write_after:
+            for g in opt.param_groups:
+                g["lr"] = lr
+        loss = lin(x).sum()
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+        if write_after:
+            opt.param_groups[0]["lr"] = lr
+        return loss
+
+    if module is torch:
+        torch._dynamo.reset()
+        counter = CompileCounter()
+        compiled = torch.compile(step, backend=counter)
+    else:
+        ember.compiler.reset()
+        compiled = ember.compile(step)
+    x, counts, losses = module.ones(4, 3), [], []
+    for lr in calls:
+        losses.append(round(float(compiled(x, lr)), 4))
+        counts.append(counter.frame_count if module is torch else counters["stats"]["unique_graphs"])
+    return counts, losses, [v for p in lin.parameters() for v in p.detach().flatten().tolist()], opt.param_groups[0]["lr"]
+
+
+# the argument the optimizer was made with first (the write changes no value), values coming back
+_LRS = (0.1, 0.2, 0.1, 0.2, 0.1, 1.0, 0.1, 0.05, 0.1)
+
+
+@pytest.mark.parametrize("write_after", [False, True])
+def test_group_write_in_compiled_step(write_after):
+    """``g["lr"] = lr`` inside a compiled step: a replay of the first graph did not write it
+    (the group kept the last eager call's lr: losses from the third call on were wrong)."""
+    want_counts, *want = _train_step(torch, _LRS, write_after)
+    got_counts, *got = _train_step(ember, _LRS, write_after)
+    assert got[0] == pytest.approx(want[0], rel=1e-5) and got[1] == pytest.approx(want[1], rel=1e-5)
+    assert got[2] == want[2]
+    assert got_counts[-1] <= want_counts[-1]
