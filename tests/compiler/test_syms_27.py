@@ -1,7 +1,6 @@
 """Int and float arguments, session 27 (compiler/group_writes.py, traced_ints.py ``FloatInt``,
 traced_floats.py): graphs counted against torch 2.13's CompileCounter over the same calls,
 values (and errors) against eager, at values far from the recorded ones too."""
-import math
 
 import pytest
 import torch

@@ -31,13 +31,13 @@ class _Entries:
         return f"param groups {self.entries!r}"
 
 
-def group_state(opt, stamp=False):
-    """What :func:`~.side_effects.python_state` compares of optimizer ``opt``'s groups: each
-    entry by identity; with ``stamp`` (before the call) each float entry is first replaced by
-    an equal new float (``-0.0`` and nan kept), so that any write shows."""
-    if stamp:
-        for g in opt.param_groups:
-            for key, value in g.items():
-                if type(value) is float:
-                    g[key] = value * 1.0
-    return _Entries(opt.param_groups)
+def group_state(optimizers, stamp=False):
+    """What :func:`~.side_effects.python_state` compares of the ``optimizers``' groups,
+    ``{where: entries}``: each entry by identity; with ``stamp`` (before the call) each float
+    entry is first replaced by an equal new float (``-0.0`` and nan kept), so that any write shows."""
+    for g in (g for opt in optimizers for g in opt.param_groups) if stamp else ():
+        for key, value in g.items():
+            if type(value) is float:
+                g[key] = value * 1.0
+    return {f"a param group of optimizer {k} ({type(opt).__name__})": _Entries(opt.param_groups)
+            for k, opt in enumerate(optimizers)}
