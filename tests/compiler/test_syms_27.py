@@ -2,6 +2,8 @@
 traced_floats.py): graphs counted against torch 2.13's CompileCounter over the same calls,
 values (and errors) against eager, at values far from the recorded ones too."""
 
+import math
+
 import pytest
 import torch
 import torch._dynamo
@@ -57,3 +59,66 @@ def test_group_write_in_compiled_step(write_after):
     assert got[0] == pytest.approx(want[0], rel=1e-5) and got[1] == pytest.approx(want[1], rel=1e-5)
     assert got[2] == want[2]
     assert got_counts[-1] <= want_counts[-1]
+
+
+def _round_arith(x, lr):
+    return x * (round(lr) + 1) - math.floor(lr) * 2 + (-math.ceil(lr)) * 0.25
+
+
+def _floor_branch(x, lr):
+    if math.floor(lr) > 2:
+        return x + math.ceil(lr) / 4
+    if round(lr):
+        return x * 2
+    return x - 1
+
+
+def _float_left(x, lr):
+    r = round(lr)
+    return x * (0.5 * r) + x * (1.5 * math.floor(lr)) + (2.5 < round(lr))
+
+
+def _counts(fn, module, calls):
+    """Graph counts after each call and the results (or the error's class and words)."""
+    counts, results = [], []
+    if module is torch:
+        torch._dynamo.reset()
+        counter = CompileCounter()
+        compiled = torch.compile(fn, backend=counter)
+    else:
+        ember.compiler.reset()
+        compiled = ember.compile(fn)
+    for args in calls:
+        try:
+            results.append(compiled(module.arange(6.0), *args).tolist())
+        except Exception as error:
+            results.append((type(error).__name__, str(error)))
+        counts.append(counter.frame_count if module is torch else counters["stats"]["unique_graphs"])
+    return counts, results
+
+
+# ties (half to even), negatives, -0.0, values far from the recorded ones, then nan and inf
+_FLOATS = [(v,) for v in (0.3, 0.7, 1.5, 2.5, -0.5, -1.5, -2.7, -0.0, 3.2, 7.9, 1e6 + 0.5, -3e9, 0.6,
+                          float("nan"), float("inf"), 2.4)]
+
+
+@pytest.mark.parametrize("fn", [_round_arith, _floor_branch])
+def test_int_of_float_in_arithmetic_and_branches(fn):
+    """``round(lr) + 1``, ``math.floor(lr) * 2``, ``math.ceil(lr) / 4``, ``if math.floor(lr) > 2``,
+    ``if round(lr):``: torch 2.13 traces them (2-4 graphs); ember took each as a use of ``lr``, a
+    graph per value up to the recompile limit."""
+    want_counts, want = _counts(fn, torch, _FLOATS)
+    got_counts, got = _counts(fn, ember, _FLOATS)
+    assert got_counts == want_counts
+    for args, a, b in zip(_FLOATS, got, want):
+        assert a == b, args
+
+
+def test_float_left_of_int_of_float():
+    """``0.5 * round(lr)``, ``2.5 < round(lr)``: the float's own operator reads the int's value
+    unseen. ember replayed the first traced value's product at every lr (0.5 where 2.0 was due);
+    now a use: each value its graph (torch 2), the values right."""
+    want_counts, want = _counts(_float_left, torch, _FLOATS)
+    got_counts, got = _counts(_float_left, ember, _FLOATS)
+    for args, a, b in zip(_FLOATS, got, want):
+        assert a == b, args

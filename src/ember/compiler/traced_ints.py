@@ -26,6 +26,7 @@ arithmetic operator or a comparison.
 """
 import builtins
 import math
+import operator
 import os
 import sys
 import sysconfig
@@ -37,7 +38,7 @@ from .structure import EMBER_DIR, user_frame
 from .symbolic import Expr, minimum, subexpressions
 
 __all__ = ["TracedInt", "TracedFloat", "FloatInt", "Uses", "TRACING", "VALUES", "MINMAX", "MADE", "SAVED", "INT_POSITIONS", "plain", "traced",
-           "traced_operands", "MATH",
+           "traced_operands", "MATH", "COMPARISONS",
            "patch_math", "unpatch_math", "patch_minmax"]
 
 # the Uses being noted now (non-empty while a recording traces int or float arguments), the values
@@ -218,8 +219,32 @@ class FloatInt(int):
         return self
 
 
+# an int Python made of traced floats in arithmetic with an int (``round(lr) + 1``) or a float
+# (``math.floor(lr) * 0.5``, ``/``): computed by Python too; compared with a number, or ``if
+# round(lr):``, its outcome guarded (traced_floats.float_conditions)
+COMPARISONS = {"__lt__": operator.lt, "__le__": operator.le, "__gt__": operator.gt, "__ge__": operator.ge,
+           "__eq__": operator.eq, "__ne__": operator.ne}
+_OPERATORS = {"add": operator.add, "sub": operator.sub, "mul": operator.mul, "div": operator.truediv}
+
+
 def _int_noting(name, method):
     def use(self, *args):
+        other = args[0] if len(args) == 1 else None
+        if self.uses[0].active and _from_user() and all(seen.floats for seen in self.uses):
+            if name == "__neg__":
+                return FloatInt(method(self), self.uses, ("neg", self, None))
+            how = _FLOAT_ARITHMETIC.get(name)
+            if how is not None and type(other) in (int, bool, float, FloatInt) and not (how[0] == "div" and other == 0):
+                uses = self.uses + tuple(u for u in getattr(other, "uses", ()) if u not in self.uses)
+                operands = (other, int.__int__(self)) if how[1] else (int.__int__(self), other)
+                result = _OPERATORS[how[0]](*(int.__int__(v) if type(v) is FloatInt else v for v in operands))
+                made = FloatInt if type(result) is int else TracedFloat
+                return made(result, uses, (how[0], other, self) if how[1] else (how[0], self, other))
+            if (name in COMPARISONS and type(other) in (int, float) or name == "__bool__"):
+                outcome = COMPARISONS[name](int.__int__(self), other) if name != "__bool__" else int.__int__(self) != 0
+                for seen in self.uses:
+                    seen.compared.append(("__ne__", 0, outcome, self) if name == "__bool__" else (name, other, outcome, self))
+                return outcome
         if self.uses[0].active:
             for seen in self.uses:
                 seen.append((name, user_frame()))

@@ -7,7 +7,9 @@ import dis
 
 import numpy as np
 
-from .traced_ints import TRACING, TracedFloat, TracedInt
+from .._tensor import Tensor
+
+from .traced_ints import TRACING, FloatInt, TracedFloat, TracedInt
 
 __all__ = ["note_frame", "note_float_operands", "note_type_reads", "note_math_calls", "note_numpy_calls"]
 
@@ -103,18 +105,39 @@ def note_float_operands(frame):
     """Notes a use of each traced int held by a local of the user's ``frame`` (returning) that
     its code puts on the right of a float in an operator (``0.5 * k``, ``2.5 < k``,
     ``acc += k``, ``self.decay * (k + 1)``): the float's method reads the int's digits without
-    calling the int's (see the module's docstring). The left operand is read from the bytecode
-    (a constant, a name, a name's attribute: its value now; a longer expression counts when it
-    holds a float constant, a name holding a float, a true division or a power)."""
-    traced = {name: value for name, value in frame.f_locals.items() if type(value) is TracedInt}
+    calling the int's (see the module's docstring). So for an int Python made of a traced float
+    (:class:`~.traced_ints.FloatInt`: ``0.5 * r``, ``0.5 * round(lr)``, ``2.5 < math.floor(lr)``).
+    The left operand is read from the bytecode (a constant, a name, a name's attribute: its value
+    now; a longer expression counts when it holds a float constant, a name holding a float, a
+    true division or a power)."""
+    traced = {name: value for name, value in frame.f_locals.items() if type(value) in _TRACED}
     code = frame.f_code
     for left, right, line in _operator_operands(code):
         names = [i.argval for i in right if i.opname in ("LOAD_FAST", "LOAD_DEREF", "LOAD_CLOSURE")]
-        hit = next((traced[n] for n in names if n in traced), None)
-        if hit is None and type(_simple_value(right, frame)) is TracedInt:  # (self.k, cfg.k)
-            hit = _simple_value(right, frame)
-        if hit is not None and hit.uses.active and _holds_float(left, frame):
-            hit.uses.append(("a float's operator", f"{code.co_filename}:{line}: (a float operand before the int)"))
+        hits = [traced[n] for n in names if n in traced and (type(traced[n]) is not TracedFloat or _to_int(right))]
+        if type(_simple_value(right, frame)) in (TracedInt, FloatInt):  # (self.k, cfg.k)
+            hits.append(_simple_value(right, frame))
+        if any(type(h) is not TracedInt for h in hits) and _holds_tensor(left, frame):  # (``x * lr - floor(lr)``:
+            hits = [h for h in hits if type(h) is TracedInt]  # the tensor's operator sees the int made of lr)
+        if hits and _holds_float(left, frame):
+            for seen in {id(u): u for hit in hits for u in (hit.uses if type(hit) is not TracedInt else (hit.uses,))}.values():
+                if seen.active:
+                    seen.append(("a float's operator", f"{code.co_filename}:{line}: (a float operand before the int)"))
+
+
+_TRACED = (TracedInt, FloatInt, TracedFloat)
+
+
+def _holds_tensor(span, frame):
+    """Whether the instructions ``span`` load a name holding a tensor."""
+    return any(isinstance(_named(i.argval, frame), Tensor) for i in span
+               if i.opname in ("LOAD_FAST", "LOAD_DEREF", "LOAD_GLOBAL", "LOAD_NAME"))
+
+
+def _to_int(span):
+    """Whether the instructions ``span`` may make an int of a float (``round(lr)``, ``math.floor(lr)``)."""
+    return any(i.argval in ("round", "floor", "ceil", "trunc") for i in span
+               if i.opname in ("LOAD_GLOBAL", "LOAD_NAME", "LOAD_ATTR", "LOAD_METHOD"))
 
 
 _FLOATS = (float, complex, np.floating, np.complexfloating)
