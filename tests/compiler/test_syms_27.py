@@ -62,7 +62,8 @@ def test_group_write_in_compiled_step(write_after):
 
 
 def _round_arith(x, lr):
-    return x * (round(lr) + 1) - math.floor(lr) * 2 + (-math.ceil(lr)) * 0.25
+    y = x * (round(lr) + 1)
+    return y - math.floor(lr) * 2 + (-math.ceil(lr)) * 0.25 + x * (3 - round(lr))
 
 
 def _floor_branch(x, lr):
@@ -122,3 +123,25 @@ def test_float_left_of_int_of_float():
     got_counts, got = _counts(_float_left, ember, _FLOATS)
     for args, a, b in zip(_FLOATS, got, want):
         assert a == b, args
+
+
+def _int_after_float(x, k):
+    return x * (k * 0.3) + k - (x * 2.5 - k) * 2
+
+
+def _float_then_int(x, k):
+    return x * (x.shape[0] * 0.5 + k)  # (a float left of ``k``: Python adds, the int is specialised)
+
+
+@pytest.mark.parametrize("fn", [_int_after_float, _float_then_int])
+def test_int_after_a_tensor_expression_holding_a_float(fn):
+    """``x * (k * 0.3) + k``: the left of ``+ k`` holds the float 0.3 but is a tensor, whose own
+    operator takes ``k`` as a symbol: 2 graphs as torch (ember specialised ``k``: 8). A float
+    computed before ``+ k`` (``x.shape[0] * 0.5 + k``) still specialises it (values right)."""
+    calls = [(k,) for k in (*range(1, 10), 10 ** 6 + 3, -7, 2 ** 40)]
+    want_counts, want = _counts(fn, torch, calls)
+    got_counts, got = _counts(fn, ember, calls)
+    if fn is _int_after_float:
+        assert got_counts == want_counts
+    for args, a, b in zip(calls, got, want):
+        assert a == pytest.approx(b, rel=1e-6), args

@@ -4,6 +4,7 @@
 NumPy or ``math`` function reading a traced float, a read of ``type()``/``__class__``. Each is
 a use: the argument is specialised."""
 import dis
+import math
 
 import numpy as np
 
@@ -117,9 +118,7 @@ def note_float_operands(frame):
         hits = [traced[n] for n in names if n in traced and (type(traced[n]) is not TracedFloat or _to_int(right))]
         if type(_simple_value(right, frame)) in (TracedInt, FloatInt):  # (self.k, cfg.k)
             hits.append(_simple_value(right, frame))
-        if any(type(h) is not TracedInt for h in hits) and _holds_tensor(left, frame):  # (``x * lr - floor(lr)``:
-            hits = [h for h in hits if type(h) is TracedInt]  # the tensor's operator sees the int made of lr)
-        if hits and _holds_float(left, frame):
+        if hits and _holds_float(left, frame) and not _tensor_valued(left, frame):
             for seen in {id(u): u for hit in hits for u in (hit.uses if type(hit) is not TracedInt else (hit.uses,))}.values():
                 if seen.active:
                     seen.append(("a float's operator", f"{code.co_filename}:{line}: (a float operand before the int)"))
@@ -128,10 +127,45 @@ def note_float_operands(frame):
 _TRACED = (TracedInt, FloatInt, TracedFloat)
 
 
-def _holds_tensor(span, frame):
-    """Whether the instructions ``span`` load a name holding a tensor."""
-    return any(isinstance(_named(i.argval, frame), Tensor) for i in span
-               if i.opname in ("LOAD_FAST", "LOAD_DEREF", "LOAD_GLOBAL", "LOAD_NAME"))
+def _tensor_valued(span, frame):
+    """Whether the instructions ``span`` compute a tensor, followed on a stack of kinds: names
+    holding tensors or numbers, number constants, calls of ``round``/``abs`` or ``math``'s
+    functions on numbers, and arithmetic, a tensor among its operands (``x * (k * 0.5)``,
+    ``y - math.floor(lr) * 2``; ``x.shape[0] * 0.5`` and ``int(x) * 0.5`` are no such span)."""
+    stack = []
+    for i in span:
+        if i.opname in _NAMES or i.opname == "LOAD_CONST":
+            if i.opname == "LOAD_GLOBAL" and i.arg & 1:  # (3.11: NULL + the callable)
+                stack.append(None)
+            stack.append(_kind(i.argval if i.opname == "LOAD_CONST" else _named(i.argval, frame)))
+        elif i.opname in ("PUSH_NULL", "LOAD_ATTR", "LOAD_METHOD") and (i.opname == "PUSH_NULL" or stack):
+            if i.opname == "PUSH_NULL":
+                stack.append(None)
+                continue
+            owner = stack.pop()
+            stack += [None] * (i.opname == "LOAD_METHOD") + ["call" if owner == "math" and callable(
+                getattr(math, i.argval, None)) else "?"]
+        elif i.opname == "CALL" and len(stack) >= i.arg + 2:
+            args, called = stack[len(stack) - i.arg:], stack[-i.arg - 1]
+            del stack[-i.arg - 2:]
+            stack.append("number" if called == "call" and all(a == "number" for a in args) else "?")
+        elif i.opname in ("BINARY_OP", "UNARY_NEGATIVE", "UNARY_POSITIVE") and len(stack) >= 1 + (i.opname == "BINARY_OP"):
+            operands = [stack.pop() for _ in range(1 + (i.opname == "BINARY_OP"))]
+            stack.append("tensor" if "tensor" in operands else "number" if set(operands) == {"number"} else "?")
+        elif i.opname != "PRECALL":
+            return False
+    return stack == ["tensor"]
+
+
+def _kind(value):
+    if isinstance(value, Tensor):
+        return "tensor"
+    if type(value) in (bool, int, float) or isinstance(value, (TracedInt, TracedFloat, FloatInt)):
+        return "number"
+    return "math" if value is math else "call" if value is round or value is abs else "?"
+
+
+_NAMES = ("LOAD_FAST", "LOAD_DEREF", "LOAD_GLOBAL", "LOAD_NAME")
 
 
 def _to_int(span):
