@@ -12,9 +12,10 @@ float32, ``x_int * lr`` is of the default dtype). Its guard is then :data:`ANY_F
 float, nan, inf and -0.0 included.
 
 A comparison with a number in the user's code (``if lr > 0.5``) is guarded by its outcome
-(:func:`float_conditions`), and ``lr ** 0.5``, ``round(lr, 2)``, ``math.sqrt(lr)`` are inputs
-that Python computes from the arguments at each call (``("float_arg", how)``), guarded to give
-a float. A float that was used otherwise (``round(lr)``, ``f"{lr}"``, ``math.exp(lr)``, a
+(:func:`float_conditions`), and ``lr ** 0.5``, ``round(lr, 2)``, ``math.sqrt(lr)``, ``round(lr)
++ 1``, ``math.floor(lr) / 4`` are inputs that Python computes from the arguments at each call
+(``("float_arg", how)``), guarded to give a float (an int in C's range for an int). A float that
+was used otherwise (``int(lr)``, ``f"{lr}"``, ``math.exp(lr)``, a
 comparison in ember's own code such as ``dropout``'s check of ``p``, an op's attribute other
 than ``add``'s ``alpha``, a float returned) keeps its value guarded: a graph per value, as
 before. So does one whose value (or its float32 rounding) is found in the graph where

@@ -207,10 +207,12 @@ _TO_INT = {"__trunc__": "math.trunc", "__floor__": "math.floor", "__ceil__": "ma
 
 
 class FloatInt(int):
-    """An int Python computed from traced floats by ``int(lr)``, ``round(lr)``, ``math.floor``,
-    ``math.ceil`` or ``math.trunc`` while the function is recorded (``uses`` and ``how`` as a
-    :class:`TracedFloat`'s): an op's operand takes it as a graph input that Python computes at each
-    call, as torch 2.13 traces it; every other method, from any code, is a use (its value kept)."""
+    """An int Python computed from traced floats by ``round(lr)``, ``math.floor``, ``math.ceil``
+    or ``math.trunc`` while the function is recorded (``uses`` and ``how`` as a
+    :class:`TracedFloat`'s; ``int(lr)`` cannot be one: Python copies what ``__int__`` returns
+    into a plain int): an op's operand takes it as a graph input that Python computes at each
+    call, as torch 2.13 traces it; so for its arithmetic with numbers in the user's code, and its
+    comparisons there are guarded by their outcome; every other method, from any code, is a use."""
 
     def __new__(cls, value, uses, how):
         self = super().__new__(cls, value)
