@@ -117,7 +117,7 @@ INJECTION_ALLOWED = {
     # originals are put back when it ends.
     ("ember/compiler/side_effects.py", "setattr(builtins, ...)"),
     ("ember/compiler/side_effects.py", "setattr(sys, ...)"),
-    # (Not seen here, as it writes through a parameter: traced_ints._patch. While ember.compile records a
+    # (Not seen here, as it writes through a parameter: thread_patches.patch. While ember.compile records a
     # call with a float argument traced, ``math.sqrt`` and the other functions torch's dynamo traces make
     # traced floats of it, and with an int argument traced, the built-in ``min`` and ``max`` of a traced
     # int make a traced int, torch's ``sym_min``/``sym_max``; the last recording to end puts them back.)

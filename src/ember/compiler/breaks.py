@@ -2,13 +2,11 @@
 
 A value Python needs while the function runs (``.item()``, ``bool(t)`` in control flow,
 ``.numpy()``, printing): :data:`VALUE_METHODS` names the Tensor methods a recording patches
-(:func:`breaking`) and why each breaks. A sparse tensor an op reads (:data:`SPARSE`): the graph
+(:mod:`.thread_patches`) and why each breaks. A sparse tensor an op reads (:data:`SPARSE`): the graph
 holds dense arrays only, and torch's dynamo breaks on one too ("Attempted to wrap sparse
 Tensor"), so the statement reading it runs eagerly.
 """
-from .._tensor import Tensor
-
-__all__ = ["VALUE_METHODS", "SPARSE", "breaking"]
+__all__ = ["VALUE_METHODS", "SPARSE"]
 
 SPARSE = ("Attempted to wrap sparse Tensor: torch.compile does not support sparse Tensors "
           "(ember's graphs hold dense tensors; the code reading it runs eagerly)")
@@ -27,12 +25,3 @@ VALUE_METHODS = {
     "__format__": "formatting a tensor needs its values",
 }
 
-
-def breaking(tracer, name, reason):
-    """``(Tensor.<name>, a version of it that first breaks the graph with reason)``."""
-    original = getattr(Tensor, name)
-
-    def method(self, *args, **kwargs):
-        tracer.graph_break(reason)
-        return original(self, *args, **kwargs)
-    return original, method
