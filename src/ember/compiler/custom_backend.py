@@ -13,11 +13,13 @@ capturing call), then the tensors; such a graph is still handed as the captured 
 :class:`~ember.fx.graph_module.SizedGraphModule` of ``call_op`` nodes).
 """
 from .._creation import zeros
+from .._random import get_rng_state, set_rng_state
 from ..fx import backend_graph as _backend_graph, graph_module as _graph_module  # (the modules: fx imports
 # the compiler)
 from .structure import _SLOT
+from .torch_names import placeholder_names
 
-__all__ = ["custom_runner", "is_custom"]
+__all__ = ["custom_runner", "is_custom", "rng_before", "first_run"]
 
 
 def is_custom(backend):
@@ -34,19 +36,22 @@ def _example(fetch, inputs, sizes):
         return None
 
 
-def custom_runner(backend, graph, fetch=(), call=None):
+def custom_runner(backend, graph, fetch=(), call=None, sources=None):
     """``run(tensors[, sizes]) -> outputs``: ``backend`` (a callable backend) applied to ``graph``
     now. Its example inputs: the placeholders' tensors at the capturing call ``call``, its
-    ``(inputs, sizes)``, read by ``fetch`` (each placeholder's ``fetch(inputs, sizes)``, as
-    the entry reads them); where there is none, zeros of the placeholders' shapes."""
+    ``(world, sizes)`` (:class:`~.guards.World`), read by ``fetch`` (each placeholder's
+    ``fetch(inputs, sizes)``, as the entry reads them); where there is none, zeros of the
+    placeholders' shapes. The placeholders are named as torch's in that call's world
+    (:func:`~.torch_names.placeholder_names` of ``sources``, one per placeholder)."""
     names = graph.symbols
     if names:
         gm = _graph_module.SizedGraphModule({}, graph, range(len(graph.placeholders)), (_SLOT,) * len(graph.outputs))
     else:
-        gm = _backend_graph.backend_graph_module(graph)
+        targets = None if call is None or sources is None else placeholder_names(graph, sources, call[0])
+        gm = _backend_graph.backend_graph_module(graph, targets)
     if names and (call is None or call[1] is None):  # (no sizes to show it: replayed without it)
         return lambda tensors, sizes: gm.run_at(tensors, sizes)
-    examples = [] if call is None else [_example(f, *call) for f in fetch]
+    examples = [] if call is None else [_example(f, call[0].inputs, call[1]) for f in fetch]
     if call is None or any(e is None for e in examples):
         examples = [zeros(p.meta["shape"], dtype=p.meta["dtype"], requires_grad=p.meta["requires_grad"])
                     for p in graph.placeholders]
@@ -56,3 +61,24 @@ def custom_runner(backend, graph, fetch=(), call=None):
     if names:
         return lambda tensors, sizes: list(compiled(*[sizes[n] for n in names], *tensors))
     return lambda tensors: list(compiled(*tensors))
+
+
+def rng_before(backend):
+    """The default random stream's state before a recording, for :func:`first_run` (None where
+    ``backend`` is a name: its first call keeps the recording's results)."""
+    return get_rng_state() if is_custom(backend) else None
+
+
+def first_run(entry, cap, result, rng, call):
+    """The results of the call that recorded ``cap`` (eager's, ``result``): as torch's, the
+    callable ``entry``'s backend returned runs from this first call. The recording already ran
+    the function on the real inputs, so the callable runs again on them only where that is
+    pure: the graph writes into no input, parameter, buffer or optimizer state, sets no
+    ``.grad`` and runs no backward (a second run would apply those twice); the random stream
+    set back to ``rng`` first, its ops draw what the recording drew. Elsewhere the recording's
+    results stand (its writes made once) and the callable runs from the next call.
+    ``call``: ``(inputs, fn, args, kwargs, sizes)``, the entry's arguments."""
+    if rng is None or entry.uncut or entry.mutated or cap.grad_sets or cap.ran_backward:
+        return result
+    set_rng_state(rng)
+    return entry(*call)

@@ -136,12 +136,14 @@ def _describe(node, meta):
             meta["shape"], dtype=meta["dtype"], device="meta", requires_grad=meta["requires_grad"])
 
 
-def backend_graph_module(graph):
+def backend_graph_module(graph, targets=None):
     """The :class:`~ember.fx.GraphModule` a callable backend gets for the captured ``graph``
-    (without size symbols): ``forward(*placeholders' tensors)`` returns the outputs' tuple."""
+    (without size symbols): ``forward(*placeholders' tensors)`` returns the outputs' tuple.
+    ``targets``: the placeholders' targets (torch's names, :mod:`ember.compiler.torch_names`;
+    default ``L_<name>_``), each node named as torch's, its target in lower case."""
     fx, env = Graph(), {}
-    for p in graph.placeholders:
-        env[p] = fx.create_node("placeholder", f"L_{p.name}_", name=f"l_{p.name}_")
+    for p, target in zip(graph.placeholders, targets or [f"L_{p.name}_" for p in graph.placeholders]):
+        env[p] = fx.create_node("placeholder", target, name=target.lower())
         _describe(env[p], p.meta)
     fused = _fused(graph)
     for n in graph.nodes:

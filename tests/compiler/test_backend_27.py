@@ -1,0 +1,172 @@
+"""Callable backends as torch 2.13's: the backend is called once per graph at the first call and
+the callable it returns runs from that first call on (ember.compiler.custom_backend.first_run),
+and the graph's placeholders are named as torch's dynamo names them (ember.compiler.torch_names)."""
+import numpy as np
+import torch
+
+import ember
+
+
+def _counting(counts):
+    """A backend counting its calls and its callable's calls into ``counts``."""
+    def backend(gm, example_inputs):
+        counts[0] += 1
+
+        def run(*args):
+            counts[1] += 1
+            return gm(*args)
+        return run
+    return backend
+
+
+def _pure_runs(lib, a, b):
+    """Counts and results of a pure function at one shape, then of a module (its gradients too),
+    then of a function at sizes that change (a dynamic graph after the first)."""
+    rows, results = [], []
+    if lib is torch:
+        torch._dynamo.reset()
+    counts = [0, 0]
+    f = lib.compile(lambda x, y: (x * y).sin() + x.sum(), backend=_counting(counts))
+    for k in range(3):
+        results.append(f(lib.tensor(a) + k, lib.tensor(b)).numpy())
+    rows.append(tuple(counts))
+    lib.manual_seed(0)
+    net = lib.nn.Sequential(lib.nn.Linear(4, 3), lib.nn.ReLU())
+    with lib.no_grad():
+        for p, value in zip(net.parameters(), (b[:3], a[0, :3])):
+            p.copy_(lib.tensor(value))
+    counts = [0, 0]
+    compiled = lib.compile(net, backend=_counting(counts))
+    for k in range(2):
+        out = compiled(lib.tensor(a) * (k + 1))
+        (out * out).sum().backward()
+        results += [out.detach().numpy(), net[0].weight.grad.numpy().copy()]
+    rows.append(tuple(counts))
+    counts = [0, 0]
+    f = lib.compile(lambda x: x.cos() * 2, backend=_counting(counts))
+    for n in (3, 3, 5, 7, 5):
+        results.append(f(lib.tensor(a[0, :n])).numpy())
+    rows.append(tuple(counts))
+    return rows, results
+
+
+def test_the_callable_runs_from_the_first_call_with_torchs_results():
+    a, b = np.random.default_rng(0).standard_normal((2, 8, 4), dtype=np.float32)
+    (want_counts, want), (got_counts, got) = _pure_runs(torch, a, b), _pure_runs(ember, a, b)
+    # before: the first call ran eagerly, the callable from the second: (1, 2), (1, 1), (2, 3)
+    assert want_counts == got_counts == [(1, 3), (1, 2), (2, 5)]
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
+
+
+def _in_place_runs(lib, a):
+    """A function writing into its input and an SGD step: each write made once per call."""
+    counts = [0, 0]
+    if lib is torch:
+        torch._dynamo.reset()
+
+    def f(x, c):
+        c.add_(1)
+        return x * c
+    compiled, c = lib.compile(f, backend=_counting(counts)), lib.zeros(4)
+    results = [compiled(lib.tensor(a[k]), c).numpy() for k in range(3)] + [c.numpy().copy()]
+    net = lib.nn.Linear(4, 1)
+    with lib.no_grad():
+        net.weight.copy_(lib.tensor(a[:1])), net.bias.zero_()
+    opt = lib.optim.SGD(net.parameters(), lr=0.1)
+
+    def step(x):
+        opt.zero_grad()
+        loss = net(x).square().mean()
+        loss.backward()
+        opt.step()
+        return loss
+    compiled_step = lib.compile(step, backend=_counting([0, 0]))
+    results += [compiled_step(lib.tensor(a)).detach().numpy() for _ in range(3)] + [net.weight.detach().numpy()]
+    return counts, results
+
+
+def test_writes_into_inputs_and_optimizer_steps_are_made_once_per_call():
+    a = np.random.default_rng(1).standard_normal((3, 4), dtype=np.float32)
+    (want_counts, want), (got_counts, got) = _in_place_runs(torch, a), _in_place_runs(ember, a)
+    np.testing.assert_allclose(got[3], [3.0] * 4)  # (c written once per call, not twice at the first)
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
+    # the first call recorded the write on the real inputs: its results stand, the callable runs
+    # from the second call (torch: from the first, 3 calls)
+    assert want_counts == [1, 3] and got_counts == [1, 2]
+
+
+def test_random_ops_at_the_first_call_draw_what_eager_draws():
+    drop = ember.nn.Dropout(0.5)
+    x = ember.ones(64)
+    ember.manual_seed(3)
+    want, want_next = drop(x), ember.rand(4)
+    counts = [0, 0]
+    compiled = ember.compile(drop, backend=_counting(counts))
+    ember.manual_seed(3)
+    got = compiled(x)
+    assert counts == [1, 1]  # (the recording drew once; the callable draws the same again)
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+    np.testing.assert_array_equal(ember.rand(4).numpy(), want_next.numpy())  # the stream moved once
+
+
+def _names(lib):
+    """The placeholders' targets of the graphs of modules reached as torch's frames reach them."""
+    nn = lib.nn
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 4)
+            self.seq = nn.Sequential(nn.Linear(4, 4), nn.Sequential(nn.Linear(4, 4)))
+            self.held = [nn.Linear(4, 4)]  # (a plain list: not registered)
+            self.scale = lib.ones(4)  # (a plain tensor attribute)
+
+        def forward(self, x):
+            return self.seq(self.fc(x)) * self.scale + self.held[0](x)
+
+    class Norm(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.bn = nn.BatchNorm1d(4)
+
+        def forward(self, x):
+            return self.bn(x)
+
+    block, norm, w = Block(), Norm().eval(), lib.ones(4)
+    scope = {"block": block, "w": w}
+    exec("def global_reads(x):\n    return block(x) * w\n", scope)
+
+    def closure_reads(x):
+        return block(x) * w
+
+    def argument(m, x):
+        return m(x)
+    graphs = []
+
+    def backend(gm, example_inputs):
+        graphs.append([n.target for n in gm.graph.nodes if n.op == "placeholder"])
+        assert [n.name for n in gm.graph.nodes if n.op == "placeholder"] == [t.lower() for t in graphs[-1]]
+        return gm.forward
+    for f, args in ((block, ()), (scope["global_reads"], ()), (closure_reads, ()), (argument, (block,)),
+                    (norm, ())):
+        if lib is torch:
+            torch._dynamo.reset()
+        lib.compile(f, backend=backend)(*args, lib.ones(2, 4))
+    return graphs
+
+
+def test_placeholders_named_as_torchs():
+    want, got = _names(torch), _names(ember)
+    # before: L_fc_weight_, L_seq_1_0_weight_, L_tensor_, L_param_, L_bn_running_mean_
+    assert got[0][:3] == want[0][:3] == ["L_self_modules_fc_parameters_weight_",
+                                         "L_self_modules_fc_parameters_bias_", "L_x_"]
+    for g, w in zip(got, want, strict=True):
+        # (ember reads batch_norm's inputs in another order and adds a saved constant's placeholder)
+        assert sorted(t for t in g if not t.startswith("L_const")) == sorted(w)
+    assert "L_self_modules_seq_modules_1_modules_0_parameters_weight_" in got[0]
+    assert {"L_self_scale", "L_self_held_0_parameters_weight_"} <= set(got[0])
+    assert {"G_w_", "G_block_modules_fc_parameters_bias_"} <= set(got[1])
+    assert {"L_w_", "L_m_modules_fc_parameters_bias_"} <= set(got[2]) | set(got[3])
+    assert "L_self_modules_bn_buffers_running_mean_" in got[4]
