@@ -170,3 +170,33 @@ def test_placeholders_named_as_torchs():
     assert {"G_w_", "G_block_modules_fc_parameters_bias_"} <= set(got[1])
     assert {"L_w_", "L_m_modules_fc_parameters_bias_"} <= set(got[2]) | set(got[3])
     assert "L_self_modules_bn_buffers_running_mean_" in got[4]
+
+
+def _dynamic_graph(lib, a):
+    """(op, target) of the dynamic graph of a function reading a size, its example inputs'
+    sizes, and its results at the capturing sizes and at others."""
+    seen = []
+
+    def backend(gm, example_inputs):
+        seen.append([(n.op, "s" if n.op == "placeholder" and n.target[0] == "s" else
+                      getattr(n.target, "__name__", n.target)) for n in gm.graph.nodes])
+        # (the sizes' values: ember's ints; torch's SymInts, which int() would specialise)
+        seen.append([tuple(e.shape) if hasattr(e, "shape") else e if lib is ember else "size"
+                     for e in example_inputs])
+        return gm.forward
+    if lib is torch:
+        torch._dynamo.reset()
+    f = lib.compile(lambda x: lib.sum(x * 2 + 1, dim=0) / x.shape[0], backend=backend, dynamic=True)
+    return seen, [f(lib.tensor(np.ascontiguousarray(a[:n, :m]))).numpy() for n, m in ((3, 4), (5, 2), (2, 3))]
+
+
+def test_dynamic_graphs_are_call_functions_over_int_placeholders_as_torchs():
+    a = np.random.default_rng(4).standard_normal((5, 4), dtype=np.float32)
+    (want, want_results), (got, got_results) = _dynamic_graph(torch, a), _dynamic_graph(ember, a)
+    # before: a SizedGraphModule of call_op nodes (Mul, Add, Sum, Div), placeholder x only
+    assert got[0] == want[0] == [("placeholder", "s"), ("placeholder", "s"), ("placeholder", "L_x_"),
+                                 ("call_function", "mul"), ("call_function", "add"), ("call_function", "sum"),
+                                 ("call_function", "truediv"), ("output", "output")]
+    assert len(got) == len(want) == 2 and want[1] == ["size", "size", (3, 4)] and got[1] == [3, 4, (3, 4)]
+    for g, w in zip(got_results, want_results, strict=True):
+        np.testing.assert_allclose(g, w, rtol=1e-6)

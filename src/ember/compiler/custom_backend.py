@@ -9,7 +9,8 @@ the same objects); what it returns is called on each replay with the placeholder
 returns the graph's outputs (a tuple or list), autograd running through it as in the
 ``"eager"`` backend. A graph with size symbols (dynamic shapes) takes, as torch's does, the
 symbols' ints first (``graph.symbols`` in order; its example inputs: their values at the
-capturing call), then the tensors; such a graph is still handed as the captured graph (a
+capturing call), then the tensors, its sizes computed by ``call_function`` nodes over those
+ints; one with control flow is handed as the captured graph (a
 :class:`~ember.fx.graph_module.SizedGraphModule` of ``call_op`` nodes).
 """
 from .._creation import zeros
@@ -44,13 +45,13 @@ def custom_runner(backend, graph, fetch=(), call=None, sources=None):
     placeholders' shapes. The placeholders are named as torch's in that call's world
     (:func:`~.torch_names.placeholder_names` of ``sources``, one per placeholder)."""
     names = graph.symbols
-    if names:
+    if names and (call is None or call[1] is None or not _backend_graph.handed_as_fx(graph)):
         gm = _graph_module.SizedGraphModule({}, graph, range(len(graph.placeholders)), (_SLOT,) * len(graph.outputs))
+        if call is None or call[1] is None:  # (no sizes to show it: replayed without it)
+            return lambda tensors, sizes: gm.run_at(tensors, sizes)
     else:
         targets = None if call is None or sources is None else placeholder_names(graph, sources, call[0])
-        gm = _backend_graph.backend_graph_module(graph, targets)
-    if names and (call is None or call[1] is None):  # (no sizes to show it: replayed without it)
-        return lambda tensors, sizes: gm.run_at(tensors, sizes)
+        gm = _backend_graph.backend_graph_module(graph, targets, call and call[1])
     examples = [] if call is None else [_example(f, call[0].inputs, call[1]) for f in fetch]
     if call is None or any(e is None for e in examples):
         examples = [zeros(p.meta["shape"], dtype=p.meta["dtype"], requires_grad=p.meta["requires_grad"])
