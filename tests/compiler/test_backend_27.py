@@ -60,16 +60,21 @@ def test_the_callable_runs_from_the_first_call_with_torchs_results():
 
 
 def _in_place_runs(lib, a):
-    """A function writing into its input and an SGD step: each write made once per call."""
-    counts = [0, 0]
+    """A function writing into its input, a batch norm in training (its running statistics) and
+    an SGD step: each write made once per call."""
     if lib is torch:
         torch._dynamo.reset()
 
     def f(x, c):
         c.add_(1)
         return x * c
-    compiled, c = lib.compile(f, backend=_counting(counts)), lib.zeros(4)
+    counts = [[0, 0], [0, 0]]
+    compiled, c = lib.compile(f, backend=_counting(counts[0])), lib.zeros(4)
     results = [compiled(lib.tensor(a[k]), c).numpy() for k in range(3)] + [c.numpy().copy()]
+    bn = lib.nn.BatchNorm1d(4)
+    compiled = lib.compile(bn, backend=_counting(counts[1]))
+    results += [compiled(lib.tensor(a) * k).detach().numpy() for k in range(1, 4)]
+    results += [bn.running_mean.numpy(), bn.running_var.numpy(), bn.num_batches_tracked.numpy()]
     net = lib.nn.Linear(4, 1)
     with lib.no_grad():
         net.weight.copy_(lib.tensor(a[:1])), net.bias.zero_()
@@ -86,15 +91,16 @@ def _in_place_runs(lib, a):
     return counts, results
 
 
-def test_writes_into_inputs_and_optimizer_steps_are_made_once_per_call():
+def test_writes_into_inputs_buffers_and_optimizer_steps_are_made_once_per_call():
     a = np.random.default_rng(1).standard_normal((3, 4), dtype=np.float32)
     (want_counts, want), (got_counts, got) = _in_place_runs(torch, a), _in_place_runs(ember, a)
     np.testing.assert_allclose(got[3], [3.0] * 4)  # (c written once per call, not twice at the first)
+    assert got[9] == 3
     for g, w in zip(got, want, strict=True):
         np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
-    # the first call recorded the write on the real inputs: its results stand, the callable runs
-    # from the second call (torch: from the first, 3 calls)
-    assert want_counts == [1, 3] and got_counts == [1, 2]
+    # the written tensors set back after the recording, the callable writes them at the first
+    # call too (before: from the second call, [1, 2])
+    assert got_counts == want_counts == [[1, 3], [1, 3]]
 
 
 def test_random_ops_at_the_first_call_draw_what_eager_draws():

@@ -5,22 +5,22 @@ the call that captured it), with the graph as torch's dynamo hands it: an
 :class:`~ember.fx.GraphModule` of ``call_function`` nodes (:mod:`~ember.fx.backend_graph`; its
 inputs: the graph's placeholders in order, the tensors read from parameters and globals
 included) and, as torch's, the tensors that call fed them (the call's own argument tensors,
-the same objects); what it returns is called on each replay with the placeholders' tensors and
-returns the graph's outputs (a tuple or list), autograd running through it as in the
-``"eager"`` backend. A graph with size symbols (dynamic shapes) takes, as torch's does, the
+the same objects); what it returns is called, from that capturing call on (:func:`first_run`),
+with the placeholders' tensors and returns the graph's outputs (a tuple or list), autograd
+running through it as in the ``"eager"`` backend. A graph with size symbols (dynamic shapes) takes, as torch's does, the
 symbols' ints first (``graph.symbols`` in order; its example inputs: their values at the
 capturing call), then the tensors, its sizes computed by ``call_function`` nodes over those
 ints; one with control flow is handed as the captured graph (a
 :class:`~ember.fx.graph_module.SizedGraphModule` of ``call_op`` nodes).
 """
 from .._creation import zeros
-from .._random import get_rng_state, set_rng_state
 from ..fx import backend_graph as _backend_graph, graph_module as _graph_module  # (the modules: fx imports
 # the compiler)
+from .dynamic_ints import State
 from .structure import _SLOT
 from .torch_names import placeholder_names
 
-__all__ = ["custom_runner", "is_custom", "rng_before", "first_run"]
+__all__ = ["custom_runner", "is_custom", "state_before", "first_run"]
 
 
 def is_custom(backend):
@@ -64,22 +64,28 @@ def custom_runner(backend, graph, fetch=(), call=None, sources=None):
     return lambda tensors: list(compiled(*tensors))
 
 
-def rng_before(backend):
-    """The default random stream's state before a recording, for :func:`first_run` (None where
-    ``backend`` is a name: its first call keeps the recording's results)."""
-    return get_rng_state() if is_custom(backend) else None
+def state_before(backend, world):
+    """What :func:`first_run` sets back before the callable runs (a :class:`~.dynamic_ints.State`
+    of ``world``: the tensors the call may write, the random stream); None where ``backend`` is
+    a name (the first call keeps the recording's results)."""
+    return State(world) if is_custom(backend) else None
 
 
-def first_run(entry, cap, result, rng, call):
+def first_run(entry, cap, result, before, call):
     """The results of the call that recorded ``cap`` (eager's, ``result``): as torch's, the
     callable ``entry``'s backend returned runs from this first call. The recording already ran
-    the function on the real inputs, so the callable runs again on them only where that is
-    pure: the graph writes into no input, parameter, buffer or optimizer state, sets no
-    ``.grad`` and runs no backward (a second run would apply those twice); the random stream
-    set back to ``rng`` first, its ops draw what the recording drew. Elsewhere the recording's
-    results stand (its writes made once) and the callable runs from the next call.
-    ``call``: ``(inputs, fn, args, kwargs, sizes)``, the entry's arguments."""
-    if rng is None or entry.uncut or entry.mutated or cap.grad_sets or cap.ran_backward:
+    the function on the real inputs, so the callable runs on them again after what the call
+    read is set back to ``before`` (:func:`state_before`): the tensors it wrote into (inputs,
+    buffers, parameters, optimizer state) and the random stream (its ops draw what the
+    recording drew), so that each write is made once, by the callable. Where that is not sound
+    the recording's results stand and the callable runs from the next call: a graph that sets
+    a ``.grad`` or runs a backward (accumulations the state does not undo) or writes into a
+    tensor with history (its ``grad_fn`` moved by the recording's write). ``call``: ``(inputs,
+    fn, args, kwargs, sizes)``, the entry's arguments."""
+    if before is None or entry.uncut or cap.grad_sets or cap.ran_backward:
         return result
-    set_rng_state(rng)
+    written = [entry.fetch[i](call[0], call[4]) for i in entry.mutated]
+    if any(t.grad_fn is not None for t in written):
+        return result
+    before.restore()  # (the versions of the tensors written count the recording's writes too)
     return entry(*call)

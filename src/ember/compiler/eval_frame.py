@@ -26,7 +26,7 @@ from .._ops import core as _core
 from .._ops.args import caller_level
 from . import aot, replay
 from .backends import compile_graph, log_enabled
-from .custom_backend import custom_runner, first_run, is_custom, rng_before
+from .custom_backend import custom_runner, first_run, is_custom, state_before
 from .capture import capture, input_names, unflatten
 from .config_module import ConfigPatch
 from .dynamic import capture_dynamic, marks as _marks, verify
@@ -291,7 +291,8 @@ class _CompiledFunction:
                     self._rechecking(world, args, kwargs)
                     return entry(world.inputs, fn, args, kwargs, sizes)
                 # the first call at new sizes runs eagerly, recorded, and must be the fitted graph
-                rng, (result, cap) = rng_before(self._backend), capture(fn, args, kwargs, world, self._fullgraph)
+                before = state_before(self._backend, world)  # (a callable backend's: first_run)
+                result, cap = capture(fn, args, kwargs, world, self._fullgraph)
                 reason = verify(entry.shape, sizes, cap)
                 limit = self._recompile_limit or config.recompile_limit
                 if reason is not None and self._cache.family.captured() < limit:
@@ -302,7 +303,8 @@ class _CompiledFunction:
                     self._entries.append(_Broken(facts, cap) if cap.breaks else
                                          _Entry(relevant(facts, cap), cap, self._backend, self._options,
                                                 call=(world, None)))
-                return result if reason else first_run(entry, cap, result, rng, (world.inputs, fn, args, kwargs, sizes))
+                call = world.inputs, fn, args, kwargs, sizes
+                return result if reason else first_run(entry, cap, result, before, call)
         family = self._cache.family
         last = (self._entries or family.entries() or [None])[-1]
         reason = first_difference(last.facts, facts, last.ranges) if last else None
@@ -342,7 +344,7 @@ class _CompiledFunction:
         names = input_names(fn, args, kwargs) + [h[0] for h in held] if dims else None
         record = (lambda a, k: capture_dynamic(fn, a, k, world, self._fullgraph, dims, ranges, names, lambda text: _log(
             "dynamic", text))) if dims else lambda a, k: (*capture(fn, a, k, world, self._fullgraph), None, None)
-        rng = rng_before(self._backend)  # (a callable backend's callable runs at this call: first_run)
+        before = state_before(self._backend, world)  # (a callable backend's callable runs at this call: first_run)
         result, cap, shape, static, symbols = float_capture(record, args, kwargs, world, floats)
         facts = float_guards(facts, symbols)  # (a float Python used keeps its guard, and is not traced again)
         # (an int specialised, not probed again at each new value)
@@ -370,7 +372,7 @@ class _CompiledFunction:
             self._entries.append(entry)
             entry.shape = shape
         call = world.inputs, fn, args, kwargs, sizes
-        return result if static is not None else first_run(entry, cap, result, rng, call)
+        return result if static is not None else first_run(entry, cap, result, before, call)
 
     def _broke(self, facts, cap, result):
         """Returns ``result`` of a recording that met graph breaks, having split the function
