@@ -52,7 +52,7 @@ def _roots(world):
     bound, fn, global_names = world.source
     signature_of = fn
     for obj in bound:
-        if isinstance(obj, Module):
+        if isinstance(obj, Module) and obj is getattr(world.fn, "__self__", None):  # (not a partial's argument)
             forward = type(obj).forward
             code = getattr(forward, "__code__", None)
             yield f"L_{code.co_varnames[0] if code and code.co_argcount else 'self'}", obj
