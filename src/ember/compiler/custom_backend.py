@@ -37,25 +37,39 @@ def _example(fetch, inputs, sizes):
         return None
 
 
-def custom_runner(backend, graph, fetch=(), call=None, sources=None):
+def custom_runner(backend, graph, fetch=(), call=None, sources=None, n_outputs=None):
     """``run(tensors[, sizes]) -> outputs``: ``backend`` (a callable backend) applied to ``graph``
     now. Its example inputs: the placeholders' tensors at the capturing call ``call``, its
     ``(world, sizes)`` (:class:`~.guards.World`), read by ``fetch`` (each placeholder's
     ``fetch(inputs, sizes)``, as the entry reads them); where there is none, zeros of the
     placeholders' shapes. The placeholders are named as torch's in that call's world
-    (:func:`~.torch_names.placeholder_names` of ``sources``, one per placeholder)."""
-    names = graph.symbols
+    (:func:`~.torch_names.placeholder_names` of ``sources``, one per placeholder). ``n_outputs``:
+    the user's outputs, first (a joint graph's forward: its values saved for a backward after
+    them, which the backend's graph leaves out, as torch's; placeholders only they read too)."""
+    names, kept = graph.symbols, None
     if names and (call is None or call[1] is None or not _backend_graph.handed_as_fx(graph)):
         gm = _graph_module.SizedGraphModule({}, graph, range(len(graph.placeholders)), (_SLOT,) * len(graph.outputs))
         if call is None or call[1] is None:  # (no sizes to show it: replayed without it)
             return lambda tensors, sizes: gm.run_at(tensors, sizes)
     else:
         targets = None if call is None or sources is None else placeholder_names(graph, sources, call[0])
-        gm = _backend_graph.backend_graph_module(graph, targets, call and call[1])
+        gm = _backend_graph.backend_graph_module(graph, targets, call and call[1], n_outputs)
+        kept = _backend_graph.without_unused(gm, len(names))
     examples = [] if call is None else [_example(f, call[0].inputs, call[1]) for f in fetch]
     if call is None or any(e is None for e in examples):
         examples = [zeros(p.meta["shape"], dtype=p.meta["dtype"], requires_grad=p.meta["requires_grad"])
                     for p in graph.placeholders]
+    if kept is not None and len(kept) < len(graph.placeholders):  # (the fast path: all kept)
+        examples = [examples[i] for i in kept]
+        run = custom_runner_of(backend, gm, names, examples, call)
+        return (lambda tensors, sizes: run([tensors[i] for i in kept], sizes)) if names else \
+            (lambda tensors: run([tensors[i] for i in kept]))
+    return custom_runner_of(backend, gm, names, examples, call)
+
+
+def custom_runner_of(backend, gm, names, examples, call):
+    """``run(tensors[, sizes])``: the callable ``backend`` returns for ``gm`` and ``examples``
+    (after the size symbols' values at ``call``, its ``(world, sizes)``)."""
     compiled = backend(gm, [call[1][n] for n in names] + examples if names else examples)
     if not callable(compiled):
         raise TypeError(f"a compiler backend returns a callable; {backend!r} returned {compiled!r}")

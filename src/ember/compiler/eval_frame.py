@@ -118,9 +118,9 @@ class _Entry:
             self.run_forward, self.run_backward = compile_graph(graph), compile_graph(self.joint.backward)
             self.n_inputs, self.compile_graph, self.pruned = len(sources), compile_graph, {}
             return
-        self.joint = None
+        n_outputs, self.joint = self.joint and self.joint.n_outputs, None  # (the forward's first outputs: the user's)
         if is_custom(backend):  # the user's compiled callable, on tensors (autograd through it)
-            self.run, self.on_arrays = custom_runner(backend, graph, self.fetch, call, sources), False
+            self.run, self.on_arrays = custom_runner(backend, graph, self.fetch, call, sources, n_outputs), False
         elif backend == "eager" or self.tape:
             self.run, self.on_arrays = replay.dispatch(graph), False
         elif backend == "aot_eager":

@@ -29,7 +29,7 @@ from ..compiler.symbolic import _OPERATOR as _SIZE_OPERATORS, Cond, Expr, evalua
 from .graph import Graph
 from . import graph_module as _graph_module  # (the module: graph_module imports the compiler, which imports this)
 
-__all__ = ["OpCall", "copy_into", "backend_graph_module", "handed_as_fx"]
+__all__ = ["OpCall", "copy_into", "backend_graph_module", "handed_as_fx", "without_unused"]
 
 _UNARY = ("Abs Acos Asin Atan Ceil Cos Cosh Erf Exp Expm1 Floor Frac Log Log10 Log1p Log2 Neg Reciprocal "
           "Rsqrt Sigmoid Sign Sin Sinh Sqrt Tan Tanh Trunc").split()
@@ -181,13 +181,13 @@ def handed_as_fx(graph):
                                         for n in graph.nodes for v in _leaves((n.args, n.kwargs)))
 
 
-def backend_graph_module(graph, targets=None, sizes=None):
+def backend_graph_module(graph, targets=None, sizes=None, n_outputs=None):
     """The :class:`~ember.fx.GraphModule` a callable backend gets for the captured ``graph``:
     ``forward(*sizes, *placeholders' tensors)`` returns the outputs' tuple, one int per size
     symbol first (``graph.symbols``; ``sizes``: their values at the capturing call, shown in
     the nodes' ``example_value``). ``targets``: the placeholders' targets (torch's names,
     :mod:`ember.compiler.torch_names`; default ``L_<name>_``), each node named as torch's,
-    its target in lower case."""
+    its target in lower case. ``n_outputs``: how many of the graph's outputs it returns (all)."""
     fx, env = Graph(), {}
     for name in graph.symbols:
         env[name] = fx.create_node("placeholder", name, name=name)
@@ -211,5 +211,18 @@ def backend_graph_module(graph, targets=None, sizes=None):
         _describe(env[n], n.meta, sizes)
     for p, v in graph.mutations:
         fx.call_function(copy_into, (env[p], _mapped(v, env)))
-    fx.output(tuple(_mapped(v, env) for v in graph.outputs))
+    fx.output(tuple(_mapped(v, env) for v in graph.outputs[:n_outputs]))
     return _graph_module.GraphModule({}, fx)
+
+
+def without_unused(gm, n_symbols):
+    """Erases the tensor placeholders (after the ``n_symbols`` sizes') of ``gm`` that no node
+    reads, as torch's dynamo prunes unused inputs; returns the kept ones' positions."""
+    nodes = [n for n in gm.graph.nodes if n.op == "placeholder"][n_symbols:]
+    kept = [i for i, n in enumerate(nodes) if n.users]
+    if len(kept) < len(nodes):
+        for n in nodes:
+            if not n.users:
+                gm.graph.erase_node(n)
+        gm.recompile()
+    return kept
