@@ -72,7 +72,7 @@ def python_state(world):
 
 def breaking_io(graph_break):
     """Makes input and output from user code graph breaks while a call is recorded, as
-    :func:`breaking_print` does for printing: ``open()``, a method of a file or in-memory stream
+    :func:`.patches.breaking_print` does for printing: ``open()``, a method of a file or in-memory stream
     (``buf.write("a")``, ``fh.read()``, ``flush``...) and the functions of ``os`` are C calls a
     replay would not repeat (the write would happen once, at the recording; torch's dynamo breaks
     there too), seen by a profile function on the recording thread (``sys.setprofile``; calls from
