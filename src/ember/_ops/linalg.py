@@ -174,10 +174,15 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
     """``beta * input + alpha * (mat1 @ mat2)``; for integer tensors a float ``beta``/``alpha``
     is truncated, as PyTorch's kernel does."""
     beta, alpha = integral_scalars((input, mat1, mat2), beta, alpha)
+    narrow = mat1.dtype if mat1.dtype in (_dtype.float16, _dtype.bfloat16) and input.dtype is mat1.dtype \
+        and mat2.dtype is mat1.dtype else None
+    if narrow is not None:  # product and sum in float32, rounded once, as torch's CPU kernel
+        input, mat1, mat2 = input.float(), mat1.float(), mat2.float()
     prod = mm(mat1, mat2)
     if alpha != 1:
         prod = prod * alpha
-    return with_out(named(prod + (input if beta == 1 else input * beta) if beta != 0 else prod, "AddmmBackward0"), out)
+    result = prod + (input if beta == 1 else input * beta) if beta != 0 else prod
+    return with_out(named(result if narrow is None else result.to(narrow), "AddmmBackward0"), out)
 
 
 class Addmm(Op):
@@ -196,6 +201,9 @@ class Addmm(Op):
 
     @staticmethod
     def forward(input, mat1, mat2):
+        if mat1.dtype.itemsize == 2 and mat1.dtype.kind not in "iu":  # float16, bfloat16: the product and
+            wide = [t.astype(np.float32) for t in (input, mat1, mat2)]  # the sum in float32, rounded once (torch's)
+            return Addmm.forward(*wide).astype(mat1.dtype)
         out = _backend.matmul(mat1, mat2)
         namespace(out).add(out, input, out=out)  # the ufunc call: cheaper than += on one row
         return out
