@@ -77,14 +77,13 @@ def breaking_print(graph_break):
     operator"). The streams are wrapped too, so ``sys.stdout.write(...)`` and a ``print``
     bound to another name before the call (``log = print``), ``pprint``, a warning shown or a
     logging handler writing to the stream at the time break as well (torch's dynamo does not
-    trace into those either). Only the recording thread's calls from user code or the standard
-    library count (not ember's, NumPy's...). Returns the function
-    restoring ``builtins.print`` and the streams (a stream the call replaced stays)."""
+    trace into those either). Only the recording thread's calls from user code or the standard library called
+    from it count (not ember's op warnings, shown once as eagerly). Returns the function restoring them."""
     original, thread = builtins.print, threading.get_ident()
 
-    def user_call(reason):  # (frame 2: the caller of print or of a stream's write)
-        caller = sys._getframe(2).f_globals.get("__name__") or ""
-        if threading.get_ident() == thread and caller.partition(".")[0] not in _LIBRARIES:
+    def user_call(reason):  # (frame 2: the caller of print or of a stream's write; an op's warning
+        # shown by ``warnings``, a standard library module, is ember's: no break)
+        if threading.get_ident() == thread and _from_user(sys._getframe(2)):
             graph_break(reason)
 
     def traced_print(*args, **kwargs):
@@ -366,12 +365,13 @@ def _from_user(frame):
 
 
 def _io_call(fn):
-    """How a C function doing input or output is named in a graph break's reason, or None."""
+    """How a C function doing input or output (or warning) is named in a graph break's reason, or None."""
     owner = getattr(fn, "__self__", None)
     if isinstance(owner, io.IOBase):
         return f"{type(owner).__name__}.{fn.__name__}()"
-    if fn is builtins.open or fn is io.open:
-        return "open()"
+    if fn is builtins.open or fn is io.open or getattr(fn, "__module__", None) == "_warnings" and fn.__name__ in (
+            "warn", "warn_explicit"):  # (a warning: shown, recorded or raised once; torch's dynamo breaks too)
+        return "open()" if fn.__name__ == "open" else f"warnings.{fn.__name__}()"
     if (owner is os or getattr(fn, "__module__", None) == os.name) and fn.__name__ not in _PURE_OS:
         return f"os.{fn.__name__}()"  # (os's C functions live in posix or nt)
     return None
