@@ -3,7 +3,7 @@
 
 - The CPU norms take a float16/bfloat16 input with float32 parameters and running statistics
   ("mixed dtype"): computed in float32, the result in the input's type (ember refused it).
-- A convolution or ``F.linear``/``addmm`` with a bias rounds once: the product and the bias are
+- A convolution or ``F.linear``/``addmm``/``baddbmm`` with a bias rounds once: the product and the bias are
   summed in float32 (ember rounded the product to 16 bits, then the sum: 1 ulp apart on a
   quarter of the elements).
 - ``softmax``/``log_softmax`` compute in float32 and round once (ember computed in 16 bits).
@@ -81,6 +81,7 @@ PRODUCTS = {
     "linear-3d": (lambda L, x, w, b: L.nn.functional.linear(x, w, b), (4, 5, 64), (32, 64), (32,)),
     "addmm": (lambda L, x, w, b: L.addmm(b, x, w.t()), (16, 64), (32, 64), (32,)),
     "addmm-scaled": (lambda L, x, w, b: L.addmm(b, x, w.t(), beta=0.5, alpha=2), (16, 64), (32, 64), (32,)),
+    "baddbmm": (lambda L, x, w, b: L.baddbmm(b, x, w.transpose(1, 2)), (2, 8, 64), (2, 16, 64), (1, 16)),
 }
 
 

@@ -174,15 +174,20 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
     """``beta * input + alpha * (mat1 @ mat2)``; for integer tensors a float ``beta``/``alpha``
     is truncated, as PyTorch's kernel does."""
     beta, alpha = integral_scalars((input, mat1, mat2), beta, alpha)
-    narrow = mat1.dtype if mat1.dtype in (_dtype.float16, _dtype.bfloat16) and input.dtype is mat1.dtype \
-        and mat2.dtype is mat1.dtype else None
-    if narrow is not None:  # product and sum in float32, rounded once, as torch's CPU kernel
-        input, mat1, mat2 = input.float(), mat1.float(), mat2.float()
-    prod = mm(mat1, mat2)
+    return with_out(_scaled_sum(input, mm, mat1, mat2, beta, alpha, "AddmmBackward0"), out)
+
+
+def _scaled_sum(input, product, a, b, beta, alpha, node):
+    """``beta * input + alpha * product(a, b)``, its grad_fn named ``node``; float16/bfloat16
+    operands of one dtype are summed in float32 and rounded once, as torch's CPU kernels."""
+    narrow = a.dtype if a.dtype in (_dtype.float16, _dtype.bfloat16) and input.dtype is a.dtype is b.dtype else None
+    if narrow is not None:
+        input, a, b = input.float(), a.float(), b.float()
+    prod = product(a, b)
     if alpha != 1:
         prod = prod * alpha
     result = prod + (input if beta == 1 else input * beta) if beta != 0 else prod
-    return with_out(named(result if narrow is None else result.to(narrow), "AddmmBackward0"), out)
+    return named(result if narrow is None else result.to(narrow), node)
 
 
 class Addmm(Op):
@@ -232,10 +237,7 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
     (https://pytorch.org/docs/stable/generated/torch.baddbmm.html); integer tensors truncate a
     float ``beta``/``alpha``."""
     beta, alpha = integral_scalars((input, batch1, batch2), beta, alpha)
-    prod = bmm(batch1, batch2)
-    if alpha != 1:
-        prod = prod * alpha
-    return named(prod + (input if beta == 1 else input * beta) if beta != 0 else prod, "BaddbmmBackward0")
+    return _scaled_sum(input, bmm, batch1, batch2, beta, alpha, "BaddbmmBackward0")
 
 
 @parsed
