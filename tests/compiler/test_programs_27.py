@@ -35,6 +35,7 @@ def _two_models(lib, compile):
 
 def test_compiled_modules_of_two_classes_count_their_recompiles_apart(monkeypatch):
     torch._dynamo.reset()
+    torch._dynamo.utils.counters.clear()
     for lib in (ember, torch):
         monkeypatch.setattr(lib._dynamo.config, "recompile_limit", 3)
     with warnings.catch_warnings():
