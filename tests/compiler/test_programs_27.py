@@ -36,9 +36,8 @@ def _two_models(lib, compile):
 def test_compiled_modules_of_two_classes_count_their_recompiles_apart(monkeypatch):
     torch._dynamo.reset()
     torch._dynamo.utils.counters.clear()
-    for lib in (ember, torch):
-        monkeypatch.setattr(lib._dynamo.config, "recompile_limit", 3)
-    with warnings.catch_warnings():
+    monkeypatch.setattr(ember._dynamo.config, "recompile_limit", 3)
+    with warnings.catch_warnings(), torch._dynamo.config.patch(recompile_limit=3):
         warnings.simplefilter("error")  # (no recompile-limit warning)
         ours = _two_models(ember, lambda m: ember.compile(m, dynamic=False))
         theirs = _two_models(torch, lambda m: torch.compile(m, backend="eager", dynamic=False))

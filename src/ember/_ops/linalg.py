@@ -140,7 +140,7 @@ def mm(input, mat2, *, out=None):
     """2-D matrix product; RuntimeError unless both are 2-D."""
     if input.ndim != 2 or mat2.ndim != 2:
         raise RuntimeError(f"{'self' if input.ndim != 2 else 'mat2'} must be a matrix")
-    return matmul(input, mat2, out=out)
+    return with_out(matmul(input, mat2), out, "mm")
 
 
 @parsed
@@ -152,7 +152,7 @@ def bmm(input, mat2, *, out=None):
     if tuple(mat2.shape[:2]) != expected:
         raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
                            f"{list(expected)} but got: {list(mat2.shape[:2])}.")
-    return named(matmul(input, mat2, out=out), "BmmBackward0")
+    return with_out(named(matmul(input, mat2), "BmmBackward0"), out, "bmm")
 
 
 def mv(input, vec):
@@ -472,7 +472,7 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
             if x.shape[d] == 0:
                 raise RuntimeError(f"linalg.vector_norm cannot compute the {ord:g} norm on the dimension "
                                    f"{d}because this dimension is empty and the operation does not have an identity")
-    return with_out(apply(VectorNorm, x, ord=ord, dim=dims, keepdim=keepdim), out)
+    return with_out(apply(VectorNorm, x, ord=ord, dim=dims, keepdim=keepdim), out, "linalg_vector_norm")
 
 
 class VectorNorm(Op):

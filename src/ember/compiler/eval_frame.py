@@ -100,8 +100,8 @@ class _Entry:
         self.joint = aot.split(graph, sources, *cap.joint) if self.tape and cap.joint else None
         self.uncut = self.tape and cap.joint is not None and self.joint is None  # runs eagerly
         # the view's tensor: the placeholder's in the graph run (the forward's: no grad_output)
-        self.viewed = [sum(s[0] != "grad_output" for s in sources[:v.placeholder]) if self.joint else v.placeholder
-                       for v in self.views]
+        self.viewed = [v.placeholder if v.base is not None or not self.joint else
+                       sum(s[0] != "grad_output" for s in sources[:v.placeholder]) for v in self.views]
         if self.joint is not None:
             graph, sources = self.joint.forward, self.joint.forward_sources  # outputs, then saved
         shared = [s[0] == "const" and self.joint is None and not _escapes(graph, p)
@@ -174,7 +174,7 @@ class _Entry:
         if self.floats:
             fill_floats(tensors, self.floats, args, kwargs)
         if self.joint is not None:  # (then the .grad sets too: zero_grad() before the forward)
-            results = aot.CompiledGraph.apply(self, sizes, *tensors)
+            results = aot.apply_compiled(self, sizes, tensors)
         elif self.on_arrays:
             arrays = list(map(_DATA, tensors))
             # the writes counted before the run, while the tensors are in the cache (the step's

@@ -11,7 +11,9 @@ backend does, so the module still runs (with autograd) and a backend can still r
 known nodes' targets and ``recompile()``. In-place writes into the inputs are ``copy_into``
 nodes before the output. Each node's ``meta`` holds the captured ``shape``, ``dtype`` and
 ``requires_grad``, and, as torch's, ``example_value``: a tensor of that shape and dtype on the
-``meta`` device (torch's is a FakeTensor on the real device).
+``meta`` device (torch's is a FakeTensor on the real device). Ops the function ran under a
+``no_grad`` or ``enable_grad`` of its own sit between ``set_grad_enabled`` calls, as torch's
+sit between ``torch._C._set_grad_enabled`` calls.
 """
 import operator
 import sys
@@ -136,6 +138,16 @@ def _describe(node, meta):
             meta["shape"], dtype=meta["dtype"], device="meta", requires_grad=meta["requires_grad"])
 
 
+def _grad_mode_switch(fx, mode, wanted):
+    """Adds a ``set_grad_enabled`` call where a node's grad mode (``wanted``: its
+    ``meta["grad_enabled"]``, None: the call's own) is not the current one (``mode``), as torch's
+    graphs hold ``torch._C._set_grad_enabled`` calls around a ``no_grad``/``enable_grad`` region
+    inside the function; returns the mode after it."""
+    if wanted != mode:
+        fx.call_function(set_grad_enabled, (wanted if wanted is not None else not mode,))
+    return wanted
+
+
 def backend_graph_module(graph):
     """The :class:`~ember.fx.GraphModule` a callable backend gets for the captured ``graph``
     (without size symbols): ``forward(*placeholders' tensors)`` returns the outputs' tuple."""
@@ -143,10 +155,11 @@ def backend_graph_module(graph):
     for p in graph.placeholders:
         env[p] = fx.create_node("placeholder", f"L_{p.name}_", name=f"l_{p.name}_")
         _describe(env[p], p.meta)
-    fused = _fused(graph)
+    fused, mode = _fused(graph), None  # (None: the grad mode the call was made under)
     for n in graph.nodes:
         if n.op != "call_op" or n in fused:
             continue
+        mode = _grad_mode_switch(fx, mode, n.meta.get("grad_enabled"))
         call = (operator.getitem, n.args, {}) if n.target is operator.getitem else _public_call(n, fused)
         name = None  # (named after the callable, as torch's: truediv, linear)
         if call is None or call[0] is None:
@@ -155,6 +168,7 @@ def backend_graph_module(graph):
         env[n] = fx.create_node("call_method" if isinstance(target, str) else "call_function", target,
                                 _mapped(tuple(args), env), _mapped(kwargs, env), name=name)
         _describe(env[n], n.meta)
+    _grad_mode_switch(fx, mode, None)
     for p, v in graph.mutations:
         fx.call_function(copy_into, (env[p], _mapped(v, env)))
     fx.output(tuple(_mapped(v, env) for v in graph.outputs))
