@@ -8,7 +8,7 @@ import builtins
 import sys
 import threading
 
-__all__ = ["patch", "unpatch", "breaking_print", "LIBRARIES"]
+__all__ = ["patch", "unpatch", "breaking_print", "from_user", "LIBRARIES"]
 
 # the top-level packages whose code is no user code (its calls, prints and reads are not the user's)
 LIBRARIES = {"ember", "numpy", "scipy", "torch", "functools", "builtins", "threadpoolctl", "ml_dtypes"}
@@ -54,8 +54,8 @@ def breaking_print(graph_break):
     operator"). The streams are wrapped too, so ``sys.stdout.write(...)`` and a ``print``
     bound to another name before the call (``log = print``), ``pprint``, a warning shown or a
     logging handler writing to the stream at the time break as well (torch's dynamo does not
-    trace into those either). Only calls from user code or the standard library count (not
-    ember's, NumPy's...), and each breaks the innermost recording of its own thread. Returns
+    trace into those either). Only calls from user code or the standard library called from it
+    count (not ember's, NumPy's...), and each breaks the innermost recording of its own thread. Returns
     the function ending it (:func:`unpatch`: a stream the call replaced stays)."""
     thread = threading.get_ident()
     with _PATCHING:
@@ -73,11 +73,24 @@ def breaking_print(graph_break):
     return restore
 
 
+def from_user(frame):
+    """Whether ``frame`` runs for user code: the user's own, or the standard library's called
+    from it (``json.dump(obj, fh)`` writes from json's frame), not ember's, NumPy's..."""
+    while frame is not None:
+        top = (frame.f_globals.get("__name__") or "").partition(".")[0]
+        if top not in sys.stdlib_module_names:
+            return top not in LIBRARIES
+        frame = frame.f_back
+    return False
+
+
 def _user_call(reason):
     """The recording on this thread breaks with ``reason`` when the call came from the user's
-    code (frame 2: the caller of ``print`` or of a stream's write)."""
+    code (frame 2: the caller of ``print`` or of a stream's write), or from the standard library
+    called from it: not an op's warning shown by ``warnings`` for ember (``affine_grid``'s: once,
+    as eagerly; torch's dynamo keeps it in the graph, no break)."""
     breaks = _PRINTING.get(threading.get_ident())
-    if breaks and (sys._getframe(2).f_globals.get("__name__") or "").partition(".")[0] not in LIBRARIES:
+    if breaks and from_user(sys._getframe(2)):
         breaks[-1](reason)
 
 

@@ -26,7 +26,7 @@ from ..autograd.graph import AccumulateGrad
 from ..optim.optimizer import Optimizer
 from .group_writes import group_state
 from .named_reads import direct_calls_only, requested_name
-from .patches import LIBRARIES as _LIBRARIES
+from .patches import LIBRARIES as _LIBRARIES, from_user as _from_user
 from .sources import history_nodes
 from .traced_ints import TRACING
 from .traced_reads import note_frame, note_math_calls
@@ -313,24 +313,14 @@ def _own_module(frame):
     return frame.f_globals.get("__name__", "").partition(".")[0]
 
 
-def _from_user(frame):
-    """Whether ``frame`` runs for user code: the user's own, or the standard library's called
-    from it (``json.dump(obj, fh)`` writes from json's frame), not ember's, NumPy's..."""
-    while frame is not None:
-        top = _own_module(frame)
-        if top not in sys.stdlib_module_names:
-            return top not in _LIBRARIES
-        frame = frame.f_back
-    return False
-
-
 def _io_call(fn):
-    """How a C function doing input or output is named in a graph break's reason, or None."""
+    """How a C function doing input or output (or warning) is named in a graph break's reason, or None."""
     owner = getattr(fn, "__self__", None)
     if isinstance(owner, io.IOBase):
         return f"{type(owner).__name__}.{fn.__name__}()"
-    if fn is builtins.open or fn is io.open:
-        return "open()"
+    if fn is builtins.open or fn is io.open or getattr(fn, "__module__", None) == "_warnings" and fn.__name__ in (
+            "warn", "warn_explicit"):  # (a warning: shown, recorded or raised once; torch's dynamo breaks too)
+        return "open()" if fn.__name__ == "open" else f"warnings.{fn.__name__}()"
     if (owner is os or getattr(fn, "__module__", None) == os.name) and fn.__name__ not in _PURE_OS:
         return f"os.{fn.__name__}()"  # (os's C functions live in posix or nt)
     return None
