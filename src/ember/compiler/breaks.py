@@ -2,11 +2,14 @@
 
 A value Python needs while the function runs (``.item()``, ``bool(t)`` in control flow,
 ``.numpy()``, printing): :data:`VALUE_METHODS` names the Tensor methods a recording patches
-(:mod:`.thread_patches`) and why each breaks. A sparse tensor an op reads (:data:`SPARSE`): the graph
+(:mod:`.tensor_patches`) and why each breaks. A sparse tensor an op reads (:data:`SPARSE`): the graph
 holds dense arrays only, and torch's dynamo breaks on one too ("Attempted to wrap sparse
 Tensor"), so the statement reading it runs eagerly.
 """
-__all__ = ["VALUE_METHODS", "SPARSE"]
+from .._backend.sparse import SparseCOO
+from .._tensor import Tensor
+
+__all__ = ["VALUE_METHODS", "SPARSE", "sparse_argument"]
 
 SPARSE = ("Attempted to wrap sparse Tensor: torch.compile does not support sparse Tensors "
           "(ember's graphs hold dense tensors; the code reading it runs eagerly)")
@@ -25,3 +28,12 @@ VALUE_METHODS = {
     "__format__": "formatting a tensor needs its values",
 }
 
+
+def sparse_argument(args, kwargs):
+    """Whether a tensor argument is sparse: the compiler captures dense tensors only, so such a
+    call runs eagerly (torch's graph breaks on sparse tensors too; ``fullgraph=True`` raises
+    Unsupported, as torch's)."""
+    for a in (*args, *kwargs.values()):
+        if type(a) is Tensor and type(a._data) is SparseCOO:
+            return True
+    return False

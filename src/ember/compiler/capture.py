@@ -17,7 +17,7 @@ than tensor writes, ``.grad`` and optimizer state (appending to a list, a counte
 happen on the recorded call only; Python values the function reads from globals or closures are
 not guarded (tensors, modules and optimizers found there are); tensor hooks and module backward
 hooks are not replayed. Tensor methods are patched while any thread records, each call seen by
-the recordings of its own thread (:mod:`.thread_patches`); so are the ops: two threads record at once.
+the recordings of its own thread (:mod:`.tensor_patches`); so are the ops: two threads record at once.
 """
 import operator
 import os
@@ -44,13 +44,14 @@ from .aot import enables_grad, record_backward, runs_hooks
 from .inner_views import strided_layout
 from .layouts import layout_of
 from .graph import Graph
-from .side_effects import aliased_results, breaking_io, breaking_print, checked_reads, python_state, unreplayable
+from .patches import breaking_print
+from .side_effects import aliased_results, breaking_io, checked_reads, python_state, unreplayable
 from .traced_floats import float_nodes
 from .traced_ints import TRACING, plain, traced_operands
 from .sources import (history_nodes, input_names, known_arrays, placeholder_tensors, root_array,
                       world_arrays, written_view_of)
 # flatten, skeleton, unflatten, LoopInt and input_names are imported from here too
-from .thread_patches import record_on_this_thread
+from .tensor_patches import record_on_this_thread
 from .structure import (_LOOP_INT_USE, EMBER_DIR as _EMBER_DIR, LoopInt, _has_loop_int, flatten, frames_below,
                         holds_arrays, skeleton, unflatten, user_frame)
 
@@ -472,8 +473,7 @@ def capture(fn, args, kwargs, world, fullgraph=False, joint=True):
         tracer.hold(array)
     cap_joint = None
     end_recording = record_on_this_thread(tracer)  # (Tensor methods breaking, tensors made, random draws)
-    before, restore_print = python_state(world, True), breaking_print(tracer.graph_break)
-    restore_io = breaking_io(tracer.graph_break)
+    before, restore_print, restore_io = python_state(world, True), breaking_print(tracer.graph_break), breaking_io(tracer.graph_break)
     arrays = [t._data for t in world.inputs]
     _core.OBSERVERS.append(tracer)
     try:

@@ -33,9 +33,9 @@ import sysconfig
 
 import numpy as np
 
+from .patches import patch, unpatch
 from .structure import EMBER_DIR, user_frame
 from .symbolic import Expr, minimum, subexpressions
-from .thread_patches import patch, unpatch
 
 __all__ = ["TracedInt", "TracedFloat", "FloatInt", "Uses", "TRACING", "VALUES", "MINMAX", "MADE", "SAVED", "INT_POSITIONS", "plain", "traced",
            "traced_operands", "MATH", "COMPARISONS",
@@ -338,8 +338,8 @@ def patch_math():
 
 def unpatch_math(saved, module=math):
     """Puts back ``math``'s functions (:func:`patch_math`), or ``module``'s, once the last
-    recording that patched them ends (first in, last out: :func:`.thread_patches.unpatch`)."""
-    unpatch(module, saved)
+    recording that patched them ends (:func:`.patches.unpatch`)."""
+    unpatch(saved, module)
 
 
 def _traced_minmax(name, original):

@@ -1,4 +1,4 @@
-"""What a recording patches while it runs, shared by the threads recording at once.
+"""Tensor's methods and the random draws a recording patches, shared by the threads recording at once.
 
 A recording (:func:`.capture.capture`) runs the function eagerly with some of ember's attributes
 replaced: Tensor's methods that need a value in Python (``.item()``: a graph break), ``.grad``
@@ -7,12 +7,11 @@ from), ``Tensor._snapshot`` (an in-place op's copy of the old value), the random
 :mod:`.traced_ints` puts tracing versions of ``math``'s functions and ``min``/``max`` in. Two
 threads may record at once (a data-loader thread beside the training thread): each replacement
 is put in by the first recording to start and the original put back by the last to end
-(:func:`patch`, :func:`unpatch`, counted under a lock), and the replacements of ember's
+(:func:`.patches.patch`, counted under a lock), and the replacements of ember's
 attributes look up the recordings of the thread calling them (:func:`recording`; nested
 recordings on one thread each see the call, the innermost first), so that each recording sees
 its own thread only, and a thread not recording gets the original's result.
 """
-import inspect
 import sys
 import threading
 
@@ -20,42 +19,11 @@ from .. import _distributions, _random
 from .._ops import core as _core
 from .._tensor import Tensor
 from .breaks import VALUE_METHODS
+from .patches import patch, unpatch
 
-__all__ = ["patch", "unpatch", "recording", "record_on_this_thread"]
+__all__ = ["recording", "record_on_this_thread"]
 
-# (owner, name) -> [its original, whether the owner held it itself, how many recordings patched it]
-_PATCHED, _PATCHING = {}, threading.Lock()
 _LOCAL = threading.local()  # .tracers: the recordings under way on this thread, innermost last
-_ABSENT = object()
-
-
-def patch(owner, names, make):
-    """Puts ``make(name, original)`` in place of each of ``owner``'s attributes ``names`` (a
-    module's or a class's, ``original`` as the owner holds it: a class's ``classmethod`` object),
-    unless a recording under way did already; returns ``{name: original}`` for :func:`unpatch`."""
-    with _PATCHING:
-        for name in names:
-            held = _PATCHED.setdefault((owner, name), [None, False, 0])
-            if held[2] == 0:
-                held[0] = inspect.getattr_static(owner, name)
-                held[1] = name in vars(owner)
-                setattr(owner, name, make(name, held[0]))
-            held[2] += 1
-        return {name: _PATCHED[owner, name][0] for name in names}
-
-
-def unpatch(owner, saved):
-    """Puts back ``owner``'s attributes patched by :func:`patch` (``saved``: what it returned)
-    once the last recording that patched them ends (an inherited one is deleted again)."""
-    with _PATCHING:
-        for name in saved:
-            held = _PATCHED[owner, name]
-            held[2] -= 1
-            if held[2] == 0:
-                if held[1]:
-                    setattr(owner, name, held[0])
-                else:
-                    delattr(owner, name)
 
 
 def recording():
@@ -163,5 +131,5 @@ def record_on_this_thread(tracer):
 
 def _end(tracers, tracer, done):
     for owner, saved in reversed(done):
-        unpatch(owner, saved)
+        unpatch(saved, owner)
     tracers.remove(tracer)
