@@ -5,7 +5,6 @@ ending in either order, leave the originals in place (a per-recording restore co
 one recording's version installed for good).
 """
 import builtins
-import inspect
 import sys
 import threading
 
@@ -27,7 +26,9 @@ def patch(module, names, tracing):
         for name in names:
             held = _PATCHED.setdefault((module, name), [None, 0, None, True])
             if held[1] == 0:
-                held[0], held[3] = inspect.getattr_static(module, name), name in vars(module)
+                held[3] = name in vars(module)
+                held[0] = vars(module)[name] if held[3] else next(  # (a class's inherited attribute)
+                    vars(c)[name] for c in module.__mro__ if name in vars(c))
                 held[2] = tracing(name, held[0])
                 setattr(module, name, held[2])
             held[1] += 1
@@ -42,7 +43,7 @@ def unpatch(saved, module):
         for name in saved:
             held = _PATCHED[module, name]
             held[1] -= 1
-            if held[1] == 0 and inspect.getattr_static(module, name) is held[2]:
+            if held[1] == 0 and vars(module).get(name) is held[2]:
                 if held[3]:
                     setattr(module, name, held[0])
                 else:
