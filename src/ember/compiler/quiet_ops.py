@@ -28,29 +28,33 @@ class QuietOps(Observer):
     def __init__(self, hook):
         self.hook, self.off = hook, []  # off: per op or node entered, whether it took the hook off
 
+    # (each call the hook sees costs a Python call: the hook goes off first, then the rest)
     def op_enter(self, op, inputs, attrs):
         """Takes the hook off while ``op`` runs and the tracer records it."""
-        self._enter(True)
+        off = sys.getprofile() is self.hook
+        if off:
+            sys.setprofile(None)
+        self.off.append(off)
 
     def op_exit(self, op, inputs, attrs, output):
         """Puts the hook back after ``op`` (also when it raised)."""
-        self._exit()
+        self._back()
 
     def node_enter(self, node):
-        """Takes the hook off while ``node`` runs when it runs ember's code alone."""
-        self._enter(type(node) is AccumulateGrad or isinstance(node, OpNode) and not node._packed
-                    and isinstance(node.op, type) and issubclass(node.op, Op))
+        """Takes the hook off while ``node`` runs, if it runs ember's code alone."""
+        off = sys.getprofile() is self.hook
+        if off:
+            sys.setprofile(None)
+            off = type(node) is AccumulateGrad or isinstance(node, OpNode) and not node._packed \
+                and isinstance(node.op, type) and issubclass(node.op, Op)
+            if not off:
+                sys.setprofile(self.hook)
+        self.off.append(off)
 
     def node_exit(self, node):
         """Puts the hook back after ``node``."""
-        self._exit()
+        self._back()
 
-    def _enter(self, quiet):
-        off = quiet and sys.getprofile() is self.hook
-        self.off.append(off)
-        if off:
-            sys.setprofile(None)
-
-    def _exit(self):
+    def _back(self):
         if self.off and self.off.pop():
             sys.setprofile(self.hook)

@@ -1,0 +1,112 @@
+"""The warm start's recording and cache key (session 27): the side-effect hook of a recording is
+off inside ember's ops and op-entry backward nodes (compiler/quiet_ops.py) and back everywhere
+the user's Python runs; the CPU's identity in the cache key is read without starting a process."""
+import io
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import ember
+from ember._dynamo.exc import Unsupported
+from ember._ops import core
+from ember._ops.pointwise_binary import Mul
+from ember.compiler.backends import toolchain
+
+
+def _profile_inside(op, monkeypatch):
+    """The profile functions ``op``'s kernel ran under (appended per call)."""
+    seen, forward = [], op.forward
+
+    def watched(*arrays, **attrs):
+        seen.append(sys.getprofile())
+        return forward(*arrays, **attrs)
+    monkeypatch.setattr(op, "forward", staticmethod(watched))
+    return seen
+
+
+def test_hook_is_off_inside_an_op_and_back_between_ops(monkeypatch):
+    seen = _profile_inside(Mul, monkeypatch)
+    buf = io.StringIO()
+
+    def f(x):
+        y = x * 3
+        buf.write("a")  # after the op: the hook is back and sees it
+        return y + 1
+    compiled = ember.compile(f, backend="eager")
+    results = [compiled(ember.full((2,), float(k))).numpy() for k in range(3)]
+    assert buf.getvalue() == "aaa"  # a graph break: run on every call, as eagerly
+    np.testing.assert_array_equal(results[2], [7.0, 7.0])
+    assert seen[0] is None  # the recording's Mul ran quiet
+    assert sys.getprofile() is None and not core.OBSERVERS
+
+
+def test_an_op_raising_inside_a_recording_leaves_the_hook_on(monkeypatch):
+    def failing(*arrays, **attrs):
+        raise ValueError("operands could not be broadcast together")
+    monkeypatch.setattr(Mul, "forward", staticmethod(failing))
+
+    def f(x):
+        try:
+            x * x
+        except RuntimeError:
+            pass
+        io.StringIO().write("a")
+        return x + 1
+    with pytest.raises(Unsupported, match=r"StringIO\.write\(\) is input or output"):
+        ember.compile(f, fullgraph=True)(ember.ones(2))
+    assert sys.getprofile() is None and not core.OBSERVERS
+
+
+def test_custom_function_backward_stays_watched():
+    buf = io.StringIO()
+
+    class Loud(ember.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            buf.write("b")  # the user's Python in a backward: a replay would skip it
+            return g * 2
+
+    def step(w):
+        Loud.apply(w).sum().backward()
+        return w.grad
+    w = ember.ones(3, requires_grad=True)
+    with pytest.raises(Unsupported, match=r"StringIO\.write\(\) is input or output"):
+        ember.compile(step, fullgraph=True)(w)
+    assert sys.getprofile() is None
+
+
+def test_op_backward_nodes_run_quiet(monkeypatch):
+    seen = _profile_inside(Mul, monkeypatch)
+    w = ember.ones(3, requires_grad=True)
+
+    def step(x):
+        (w * x).sum().backward()  # MulBackward0 multiplies: a Mul inside an op entry's node
+        return w.grad * 1
+    compiled = ember.compile(step, backend="eager")
+    grads = [compiled(ember.full((3,), 2.0)).numpy() for _ in range(2)]
+    np.testing.assert_array_equal(grads[-1], [4.0, 4.0, 4.0])  # accumulated over two calls
+    assert len(seen) >= 3 and all(p is None for p in seen[:3])  # forward, backward, the grad's read
+
+
+def test_cpu_identity_starts_no_process(monkeypatch):
+    try:
+        with open("/proc/cpuinfo") as f:
+            info = f.read()
+    except OSError:
+        pytest.skip("no /proc/cpuinfo")
+    if "model name" not in info:
+        pytest.skip("/proc/cpuinfo names no model")
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("cpu_identity started a process")
+    monkeypatch.setattr(subprocess.Popen, "__init__", refuse)
+    identity = toolchain.cpu_identity.__wrapped__()
+    flags = next(line for line in info.splitlines() if line.startswith(("flags", "Features"))).split(":", 1)[1]
+    model = next(line for line in info.splitlines() if line.startswith("model name")).split(":", 1)[1]
+    assert identity.endswith(flags.strip()) and model.strip() in identity
