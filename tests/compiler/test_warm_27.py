@@ -1,6 +1,7 @@
 """The warm start's recording and cache key (session 27): the side-effect hook of a recording is
 off inside ember's ops and op-entry backward nodes (compiler/quiet_ops.py) and back everywhere
-the user's Python runs; the CPU's identity in the cache key is read without starting a process."""
+the user's Python runs; the CPU's identity in the cache key is read without starting a process;
+the driver's compiled Python is kept in the compile cache, checked by its SHA-256."""
 import io
 import subprocess
 import sys
@@ -12,7 +13,7 @@ import ember
 from ember._dynamo.exc import Unsupported
 from ember._ops import core
 from ember._ops.pointwise_binary import Mul
-from ember.compiler.backends import toolchain
+from ember.compiler.backends import python, toolchain
 
 
 def _profile_inside(op, monkeypatch):
@@ -110,3 +111,39 @@ def test_cpu_identity_starts_no_process(monkeypatch):
     flags = next(line for line in info.splitlines() if line.startswith(("flags", "Features"))).split(":", 1)[1]
     model = next(line for line in info.splitlines() if line.startswith("model name")).split(":", 1)[1]
     assert identity.endswith(flags.strip()) and model.strip() in identity
+
+
+_SOURCE = "def compiled_graph(arrays):\n    x, = arrays\n    return [x * 2 + 1]\n"
+
+
+def _run(code):
+    namespace = {}
+    exec(code, namespace)
+    return namespace["compiled_graph"]([np.arange(3.0)])[0]
+
+
+def test_a_drivers_code_is_loaded_from_the_cache_not_compiled_again(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    np.testing.assert_array_equal(_run(python.cached_code(_SOURCE, "<ember.compile t>")), [1.0, 3.0, 5.0])
+    (kept,) = (tmp_path / "ember" / "compile").glob("py-*.marshal")
+
+    def refuse(*args):
+        raise AssertionError("compiled again")
+    monkeypatch.setattr(python, "compile", refuse, raising=False)
+    np.testing.assert_array_equal(_run(python.cached_code(_SOURCE, "<ember.compile t>")), [1.0, 3.0, 5.0])
+    with pytest.raises(AssertionError, match="compiled again"):  # another source: another entry
+        python.cached_code(_SOURCE.replace("2", "3"), "<ember.compile t>")
+    assert [p.name for p in (tmp_path / "ember" / "compile").glob("py-*.marshal")] == [kept.name]
+
+
+def test_a_tampered_drivers_code_is_compiled_again_and_rewritten(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    python.cached_code(_SOURCE, "<ember.compile t>")
+    (kept,) = (tmp_path / "ember" / "compile").glob("py-*.marshal")
+    good = kept.read_bytes()
+    seven = python.cached_code(_SOURCE.replace("* 2", "* 7"), "<ember.compile t>")  # (its own entry)
+    other = next(p for p in (tmp_path / "ember" / "compile").glob("py-*.marshal") if p != kept)
+    kept.write_bytes(good[:32] + other.read_bytes()[32:])  # another program's code under this key
+    np.testing.assert_array_equal(_run(seven), [1.0, 8.0, 15.0])
+    np.testing.assert_array_equal(_run(python.cached_code(_SOURCE, "<ember.compile t>")), [1.0, 3.0, 5.0])
+    assert kept.read_bytes() == good  # rewritten
