@@ -5,6 +5,7 @@ the driver's compiled Python is kept in the compile cache, checked by its SHA-25
 import io
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,7 +14,7 @@ import ember
 from ember._dynamo.exc import Unsupported
 from ember._ops import core
 from ember._ops.pointwise_binary import Mul
-from ember.compiler.backends import python, toolchain
+from ember.compiler.backends import compile_graph, python, toolchain
 
 
 def _profile_inside(op, monkeypatch):
@@ -147,3 +148,23 @@ def test_a_tampered_drivers_code_is_compiled_again_and_rewritten(tmp_path, monke
     np.testing.assert_array_equal(_run(seven), [1.0, 8.0, 15.0])
     np.testing.assert_array_equal(_run(python.cached_code(_SOURCE, "<ember.compile t>")), [1.0, 3.0, 5.0])
     assert kept.read_bytes() == good  # rewritten
+
+
+@pytest.mark.skipif(toolchain.find_compiler() is None, reason="no C compiler")
+def test_a_warm_start_runs_the_driver_the_build_wrote(tmp_path, monkeypatch):
+    """The graph's record keeps each buffer's strides and offset and each output's kind, so a
+    warm start hands out the outputs owning their buffer uncopied, as the building process did
+    (it copied every one before; and its driver's code, another, was never found cached)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from test_codegen import mlp_step
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    b, g = mlp_step()
+    cold = compile_graph(g, {})
+    values = [b.values[p].copy() for p in g.placeholders]
+    first = cold([v.copy() for v in values])
+    warm = compile_graph(g, {})  # the record on disk: a hit, as in a fresh process
+    assert (cold.graph_cache, warm.graph_cache) == ("miss", "hit")
+    assert warm.source == cold.source and "np.array(" not in warm.source.rsplit("return", 1)[1]
+    for a, c in zip(warm([v.copy() for v in values]), first):
+        np.testing.assert_array_equal(a, c)
+    assert len(list((tmp_path / "ember" / "compile").glob("py-*.marshal"))) == 1
