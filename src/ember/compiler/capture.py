@@ -508,7 +508,7 @@ def capture(fn, args, kwargs, world, fullgraph=False, joint=True):
     Tensor._make, Tensor._init, Tensor._snapshot = classmethod(traced_make), staticmethod(traced_init), traced_snapshot
     for (module, name), draw in zip(draws, originals):
         setattr(module, name, traced_draw(draw))
-    before, restore_print = python_state(world), breaking_print(tracer.graph_break)
+    before, restore_print = python_state(world, True), breaking_print(tracer.graph_break)
     restore_io = breaking_io(tracer.graph_break)
     arrays = [t._data for t in world.inputs]
     _core.OBSERVERS.append(tracer)

@@ -27,26 +27,28 @@ from ..nn.modules.module import Module
 from ..autograd.graph import AccumulateGrad
 from ..autograd.grad_mode import STATE
 from ..optim.optimizer import Optimizer
+from .group_writes import group_state
 from .named_reads import direct_calls_only, requested_name
 from .quiet_ops import QuietOps
 from .sources import history_nodes
 from .structure import flatten
-from .traced_ints import TRACING, note_float_operands, note_math_calls, note_numpy_calls, note_type_reads
+from .traced_ints import TRACING
+from .traced_reads import note_frame, note_math_calls
 
 __all__ = ["python_state", "global_names", "plain_object", "user_code", "user_class", "breaking_print", "breaking_io",
            "unreplayable", "aliased_results", "opaque_reads", "GLOBALS_SEEN", "unread_attributes", "checked_reads"]
 
 
-def python_state(world):
+def python_state(world, stamp=False):
     """What a call may change in Python besides tensors, ``{where: key}``: the globals the
     function names and its closure cells (their objects; a list's, dict's, set's or plain
-    object's contents one level down), the attributes of every reachable module, the contents
-    of the containers and plain objects passed as arguments, and the positions of Python's and
-    NumPy's global random streams (a ``random.randint`` in ``forward`` must draw anew on every
+    object's contents one level down), the attributes of every reachable module, the entries of
+    the optimizers' groups (:func:`~.group_writes.group_state`; ``stamp``: before the call), the
+    contents of the containers and plain objects passed as arguments, and the positions of
+    Python's and NumPy's random streams (``random.randint`` in ``forward`` draws anew on every
     call, as under torch.compile); after the call (in a recording), also the globals of the
-    other user code it ran (their contents when first called: :func:`breaking_io`). Compared
-    before and after a recording: a difference is a side effect a replay would skip
-    (``capture`` breaks there)."""
+    other user code it ran (their contents when first called: :func:`breaking_io`). A
+    difference before and after a recording is a side effect a replay would skip."""
     state = {"Python's random stream (random.seed)": random.getstate(),
              "NumPy's global random stream (numpy.random.seed)": _numpy_stream()}
     fn = inspect.unwrap(getattr(world.fn, "__func__", world.fn))
@@ -66,6 +68,7 @@ def python_state(world):
             state[f"argument object {i} ({type(value).__name__})"] = _contents(value)
     for m in world.all_modules:
         state[f"an attribute of {type(m).__name__} (module {id(m):#x})"] = _contents(m)
+    state.update(group_state(world.optimizers, stamp))
     if _GLOBALS:  # after a recording's call: the globals of the user code it ran (see breaking_io)
         state.update((key, _contents(names[name]) if name in names else None) for key, names, name in _GLOBALS[-1])
     _LAST_STATE[0] = state
@@ -145,11 +148,10 @@ def breaking_io(graph_break):
 
 _RECORDINGS = []  # the graph_break of each recording under way, innermost last
 _RUN = []  # per recording under way: {code object run: whose (names_read)}
-# per recording under way: (key, module's globals, name) of the globals each user code run
-# names, their contents then put at its first call into the recording's state before the call
-# (``_BEFORE``, :func:`python_state`'s): another module's ``SEEN.append(k)`` is a side effect too
-_GLOBALS, _BEFORE, _LAST_STATE = [], [], [None]
-GLOBALS_SEEN = []  # (globals, name) of those of the last recording (dynamic_ints.plain_ints)
+# per recording under way: (key, module's globals, name) of the globals each user code run names,
+# their contents at its first call put into the state before the call (``_BEFORE``): another
+# module's ``SEEN.append(k)`` is a side effect too; GLOBALS_SEEN: (globals, name) of the last recording's
+_GLOBALS, _BEFORE, _LAST_STATE, GLOBALS_SEEN = [], [], [None], []
 # names whose use reads attributes by a computed name: the names alone no longer tell what was read
 _DYNAMIC_READS = frozenset({"attrgetter", "methodcaller", "vars", "__dict__", "__getattribute__", "getattr_static"})
 _CALLED = frozenset({"getattr", "hasattr"})  # (called directly: each call's name is seen, _io_hook)
@@ -330,15 +332,8 @@ def _io_hook(frame, event, fn):
         elif TRACING and getattr(fn, "__module__", None) in ("math", "cmath") and _from_user(frame) and \
                 fn.__name__ not in ("floor", "ceil", "trunc"):  # (those call a float subclass's __floor__)
             note_math_calls(frame)  # (math.sqrt(lr): a traced float's value read without its methods)
-    elif TRACING and event in ("call", "return"):  # the traced int arguments' reads (traced_ints.py)
-        try:
-            if event == "call" and _from_user(frame):
-                note_type_reads(frame.f_code)
-            elif event == "return" and _own_module(frame) not in _NOT_USER:
-                note_float_operands(frame)
-                note_numpy_calls(frame)  # (a traced float: np.sqrt(lr))
-        except Exception:  # (reading the frame must never break the user's code)
-            pass
+    elif TRACING and event in ("call", "return"):  # the traced int arguments' reads (traced_reads.py)
+        note_frame(frame, event == "call" and _from_user(frame), event == "return" and _own_module(frame) not in _NOT_USER)
 
 
 def _whose(frame, run):
