@@ -14,6 +14,7 @@ import ember
 from ember._dynamo.exc import Unsupported
 from ember._ops import core
 from ember._ops.pointwise_binary import Mul
+from ember.compiler import quiet_ops
 from ember.compiler.backends import compile_graph, python, toolchain
 
 
@@ -168,3 +169,20 @@ def test_a_warm_start_runs_the_driver_the_build_wrote(tmp_path, monkeypatch):
     for a, c in zip(warm([v.copy() for v in values]), first):
         np.testing.assert_array_equal(a, c)
     assert len(list((tmp_path / "ember" / "compile").glob("py-*.marshal"))) == 1
+
+
+def test_unwatched_takes_only_its_own_hook_off():
+    def hook(frame, event, arg):
+        pass
+
+    def other(frame, event, arg):
+        pass
+    seen = []
+    for profile in (hook, other):
+        sys.setprofile(profile)
+        try:
+            quiet_ops.unwatched(hook, lambda: seen.append(sys.getprofile()))
+            seen.append(sys.getprofile())
+        finally:
+            sys.setprofile(None)
+    assert seen == [None, hook, other, other]  # another profiler (cProfile, a debugger) stays on

@@ -29,7 +29,7 @@ from ..autograd.grad_mode import STATE
 from ..optim.optimizer import Optimizer
 from .group_writes import group_state
 from .named_reads import direct_calls_only, requested_name
-from .quiet_ops import QuietOps
+from .quiet_ops import QuietOps, unwatched
 from .sources import history_nodes
 from .structure import flatten
 from .traced_ints import TRACING
@@ -48,7 +48,12 @@ def python_state(world, stamp=False):
     Python's and NumPy's random streams (``random.randint`` in ``forward`` draws anew on every
     call, as under torch.compile); after the call (in a recording), also the globals of the
     other user code it ran (their contents when first called: :func:`breaking_io`). A
-    difference before and after a recording is a side effect a replay would skip."""
+    difference before and after a recording is a side effect a replay would skip. Computed with a
+    recording's hook off (:func:`.quiet_ops.unwatched`): these reads are ember's, not the call's."""
+    return unwatched(_io_hook, _python_state, world, stamp)
+
+
+def _python_state(world, stamp):
     state = {"Python's random stream (random.seed)": random.getstate(),
              "NumPy's global random stream (numpy.random.seed)": _numpy_stream()}
     fn = inspect.unwrap(getattr(world.fn, "__func__", world.fn))
