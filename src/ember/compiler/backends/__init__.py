@@ -14,6 +14,7 @@ from ..complex_decompose import decompose_complex
 from . import toolchain
 from .background import compile_in_background
 from .c import compile_c, log_enabled
+from .gelu_gradient import gelu_gradient_in_forward
 from .python import compile_python
 
 __all__ = ["compile_graph", "compile_python", "OPTIONS", "log_enabled"]
@@ -47,7 +48,7 @@ def compile_graph(graph, options=None):
     """
     options = dict(options or {})
     graph = decompose_complex(graph, log_enabled("complex"))
-    fn = _compile(graph, options)
+    fn = _compile(gelu_gradient_in_forward(graph), options)
     # what the complex decomposition did, for counters["complex"] (eval_frame counts it)
     fn.complex_counts = getattr(graph, "complex_counts", {})
     return fn
