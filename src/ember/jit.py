@@ -13,8 +13,10 @@ compiling TorchScript source (``CompilationUnit``). ``ember.compile`` is ember's
 """
 import builtins
 import contextlib
+import inspect
 import io
 import os
+import types
 import typing
 import warnings
 import zipfile
@@ -24,7 +26,8 @@ from .compiler.capture import capture, flatten
 from .compiler.exc import Unsupported
 from .compiler.guards import World
 from .export import serialize
-from .export.exported_program import ExportedProgram
+from .export.dynamic_shapes import Dim, ValueRanges, shapes_spec
+from .export.exported_program import ExportedProgram, declared_program
 from .fx.graph_module import CapturedGraphModule
 from .nn.modules.module import Module
 
@@ -132,7 +135,9 @@ def trace(func, example_inputs=None, optimize=None, check_trace=True, check_inpu
                       f"itself is returned and runs eagerly", stacklevel=2)
         return func
     key = tuple([(t.shape, t.dtype) for t in flatten((args, kwargs))])
-    traced.__dict__["_traced"] = (func, {key: None})  # (not a submodule: its parameters are traced's own)
+    # (not a submodule: its parameters are traced's own; the example call is kept for save, as torch's
+    # _store_inputs keeps it)
+    traced.__dict__["_traced"] = (func, {key: None}, args, kwargs)
     traced.train(func.training if isinstance(func, Module) else False)
     return traced
 
@@ -260,7 +265,10 @@ def save(m, f, _extra_files=None):
     """Write a :class:`TracedModule` (what :func:`trace` returns) to ``f`` (a path, written
     atomically, or a writable binary file): the graph of its example call and its tensors, in
     ``ember.export.save``'s format (a zip of JSON and raw bytes). ``_extra_files``: ``{name:
-    text}`` stored beside them.
+    text}`` stored beside them. Every size of the example's tensors is recorded ``Dim.AUTO``
+    (``ember.export``): where the traced code allows, the loaded module runs at other sizes (a
+    batch of 2 or more where the example's was), as torch's traced graphs do; sizes the code
+    fixes (a Linear's features, a ``view`` to constants) stay the example's.
 
     Raises:
         NotImplementedError: ``m`` is not a traced module (a scripted or plain module has no
@@ -269,18 +277,59 @@ def save(m, f, _extra_files=None):
     if not builtins.isinstance(m, TracedModule):
         raise _not_supported("save", f"only a module made by ember.jit.trace can be saved (got "
                              f"{type(m).__name__}); save its state_dict with ember.save, or trace it first")
-    serialize.save(ExportedProgram(m, {}), f, extra_files=_extra_files)
+    serialize.save(_sized_program(m) or ExportedProgram(m, {}), f, extra_files=_extra_files)
+
+
+def _auto(value):
+    """export's ``dynamic_shapes`` entry making every size of ``value``'s tensors ``Dim.AUTO``."""
+    if builtins.isinstance(value, Module):
+        return None
+    if hasattr(value, "dim") and hasattr(value, "shape"):
+        return {d: Dim.AUTO for d in range(value.dim())}
+    if builtins.isinstance(value, (tuple, list)):
+        return type(value)(_auto(v) for v in value)
+    if builtins.isinstance(value, dict):
+        return {k: _auto(v) for k, v in value.items()}
+    return None
+
+
+def _sized_program(m):
+    """The ExportedProgram of ``m``'s example call with its sizes ``Dim.AUTO``, or None where
+    export cannot record it so (the static graph is saved then)."""
+    func, _, args, kwargs = m.__dict__["_traced"]
+    host = func if builtins.isinstance(func, Module) else types.SimpleNamespace(forward=func)
+    was = getattr(func, "training", None)
+    _TRACING[0] += 1
+    try:
+        if was is not None:
+            func.train(m.training)
+        bound = inspect.signature(host.forward).bind(*args, **kwargs)
+        spec, auto = shapes_spec(host, args, kwargs, {n: _auto(v) for n, v in bound.arguments.items()})
+        program = declared_program(func.__call__ if host is func else func, host.forward, args, kwargs, spec,
+                                   auto, torch_names=host is func)
+    except Exception:  # (whatever export refuses: varargs, unhashable structures, a size it cannot fit)
+        return None
+    finally:
+        _TRACING[0] -= 1
+        if was is not None:
+            func.train(was)
+    # (export leaves sizes 0 and 1 out of a range fitted at larger ones; a trace's graph runs at
+    # any size, as torch's: a batch of 1 is the common case kept)
+    program.range_constraints = {k: ValueRanges(min(v.lower, 1), v.upper) for k, v in program.range_constraints.items()}
+    return program
 
 
 def load(f, map_location=None, _extra_files=None, _restore_shapes=False):
     """The module :func:`save` wrote to ``f`` (a path or readable binary file): it runs the
-    saved graph on inputs of the traced call's dtypes and shapes and holds its tensors
+    saved graph on inputs of the traced call's dtypes, at the sizes the graph allows (see
+    :func:`save`), and holds its tensors
     (``state_dict()``); no code in the file is run. ``_extra_files`` (a dict) gets the saved
     extra files' contents (bytes, as torch's) for its keys. ``map_location``: ember has only the CPU.
 
     Raises:
         NotImplementedError: ``f`` is TorchScript's archive (written by torch: it holds TorchScript code).
-        RuntimeError: ``f`` is neither (naming why); on call, inputs unlike the traced call's.
+        RuntimeError: ``f`` is neither (naming why); on call, inputs of another dtype or rank.
+        AssertionError: on call, a size the graph fixes (``Guard failed: ...``, torch.export's).
     """
     data = _read(f)
     try:

@@ -11,13 +11,15 @@ gradient was lost: wrong gradients). ``y.retain_grad()`` inside the function: th
 A call made under ``no_grad`` whose function computes under ``enable_grad``: replays returned
 tensors requiring no grad (the backward lost). Results aliasing each other (``return y, y``,
 ``return y, y.view(-1)``, ``return y, y[1]``): replays returned separate tensors (``a is b``
-False, a write into one not seen in the other). Such calls now run eagerly (graph break).
+False, a write into one not seen in the other). Such calls ran eagerly (graph break); since
+session 27 they stay compiled, the aliases rebuilt and the grad mode replayed (test_alias_27.py).
 
 An in-place write into a view of an input (``x[:, 1:].mul_(2)``) whose own array is a NumPy
 view of a buffer (every ``randn``, a ``reshape``'s, a slice's): the write was lost on replay
 (and in a split function's piece), since the capture looked for the buffer, not the input, among
 the arrays it follows. It is now a write into the input (``CopySlices``), or a graph break when
-the input is itself an ember view of a tensor the graph does not read.
+the input is itself an ember view of a tensor the graph does not read (a write into that
+input since session 27).
 """
 import pytest
 

@@ -16,6 +16,12 @@ through the dispatcher (:func:`remake`), so the result is what eager gives: a vi
 strides, version counter and autograd node. A dynamic graph's view ops carry their fitted
 sizes (``View(x, shape=(2, 3*s0))``), evaluated per call.
 
+A returned tensor that is another result (``return y, y``) or eager's view of one made by view
+ops alone (``return y, y[1]``, ``return y.t(), y``) is remade the same way from that result after
+each replay (:func:`output_views`), as AOTAutograd regenerates an output aliasing another: the
+same object twice, or a view whose ``_base`` is the other result, writes through one seen in the
+other, gradients flowing through the view's node into the compiled graph's.
+
 The views' nodes stay in the captured graph (``Capture.graph``: what the logs print, what a
 dynamic fit compares). A view of a value written into an input (``x.add_(1); return x[::2]``)
 is remade from the input after the write.
@@ -30,21 +36,30 @@ from .graph import Node, kwarg_nodes
 from .sources import fetcher
 from .symbolic import evaluate, free_symbols
 
-__all__ = ["View", "input_views", "without_views", "remake"]
+__all__ = ["View", "input_views", "output_views", "returned_views", "without_views", "remake"]
 
 _VIEWED = ("input", "param", "tensor", "grad")  # the placeholders a returned view may be remade from
 
 
 class View:
     """Output ``position`` (in the flattened return value): the view ops ``chain`` (nodes,
-    applied in order) of placeholder ``placeholder`` (its index in the captured graph);
-    ``name``: the class name of eager's ``grad_fn`` (``TBackward0`` for ``t()``, which the graph
-    holds as a ``Permute``), None without one."""
+    applied in order) of placeholder ``placeholder`` (its index in the captured graph), or of
+    output ``base`` (a position, with ``placeholder`` None); ``name``: the class name of eager's
+    ``grad_fn`` (``TBackward0`` for ``t()``, which the graph holds as a ``Permute``), None
+    without one."""
 
-    __slots__ = ("position", "placeholder", "chain", "name")
+    __slots__ = ("position", "placeholder", "chain", "name", "base")
 
-    def __init__(self, position, placeholder, chain, name):
+    def __init__(self, position, placeholder, chain, name, base=None):
         self.position, self.placeholder, self.chain, self.name = position, placeholder, chain, name
+        self.base = base
+
+
+def _is_view_node(node):
+    """Whether ``node`` is a one-input view op (``detach`` and ``conj`` among them)."""
+    target = node.target
+    return node.op == "call_op" and (getattr(target, "is_view", False) or target is Detach or target is Conj) \
+        and len(node.args) == 1 and isinstance(node.args[0], Node) and not kwarg_nodes(node)
 
 
 def _chain(node, graph):
@@ -54,9 +69,7 @@ def _chain(node, graph):
     written = {id(v): p for p, v in graph.mutations}
     chain = []
     while node.op == "call_op" and id(node) not in written:
-        target = node.target
-        if not (getattr(target, "is_view", False) or target is Detach or target is Conj) \
-                or len(node.args) != 1 or not isinstance(node.args[0], Node) or kwarg_nodes(node):
+        if not _is_view_node(node):
             return None
         chain.append(node)
         node = node.args[0]
@@ -83,6 +96,43 @@ def input_views(graph, sources, world, tensors, nodes):
         name = None if t.grad_fn is None else type(t.grad_fn).__name__
         views.append(View(position, k, chain, name))
     return views
+
+
+def output_views(tensors, nodes, remade=()):
+    """The :class:`View` of each of ``tensors`` (returned, of graph values ``nodes``) that is an
+    earlier returned tensor itself (``return y, y``), or eager's view of another returned
+    tensor made from its node by view ops alone (``y, y[1]``; ``y.t(), y``). ``remade``: the
+    positions remade from an input (:func:`input_views`), none a base."""
+    views, owner = [], {}
+    for i, (t, node) in enumerate(zip(tensors, nodes)):
+        if node is not None and i not in remade and all(t is not u for u in tensors[:i]):
+            owner.setdefault(node, []).append(i)
+    for i, (t, node) in enumerate(zip(tensors, nodes)):
+        same = next((j for j, u in enumerate(tensors[:i]) if u is t), None)
+        if same is not None:
+            views.append(View(i, None, [], None, base=same))
+            continue
+        if node is None or i in remade or len(owner[node]) > 1:  # one array, two tensors (detach): not here
+            continue
+        chain = []
+        while _is_view_node(node) and node.args[0] not in owner:
+            chain.append(node)
+            node = node.args[0]
+        if not _is_view_node(node):
+            continue
+        chain.append(node)
+        base = owner[node.args[0]]
+        if len(base) == 1 and is_view_of(t._data, tensors[base[0]]._data):
+            views.append(View(i, None, chain[::-1], None if t.grad_fn is None else type(t.grad_fn).__name__,
+                              base=base[0]))
+    return views
+
+
+def returned_views(graph, sources, world, tensors, nodes):
+    """The returned ``tensors`` (of graph values ``nodes``) a replay remakes as views: those of
+    an input (:func:`input_views`), then those of another result (:func:`output_views`)."""
+    views = input_views(graph, sources, world, tensors, nodes)
+    return views + output_views(tensors, nodes, {v.position for v in views})
 
 
 def _conj_view(t, chain, viewed):
@@ -114,15 +164,25 @@ def without_views(graph, views):
 def remake(views, placeholders, results, tensors, sizes):
     """``results`` (the compiled graph's outputs) with each of ``views`` inserted at its position:
     its view ops applied to its tensor of this call (``tensors[placeholders[i]]`` for the i-th
-    view), through the dispatcher; ``sizes``: a dynamic graph's symbols' values (else None)."""
-    results = list(results)
-    for view, k in zip(views, placeholders):
-        t = tensors[k]
+    view, or the result at its ``base``), through the dispatcher; ``sizes``: a dynamic graph's
+    symbols' values (else None)."""
+    by_position = {v.position: (v, k) for v, k in zip(views, placeholders)}
+    computed = iter(results)
+    full = [None if i in by_position else next(computed) for i in range(len(results) + len(views))]
+
+    def fill(i):
+        view, k = by_position.pop(i)
+        t = tensors[k] if view.base is None else full[view.base] if view.base not in by_position \
+            else fill(view.base)
         for node in view.chain:
             kwargs = node.kwargs if sizes is None or not free_symbols(node.kwargs) else evaluate(node.kwargs, sizes)
             t = t.detach() if node.target is Detach else conj(t) if node.target is Conj \
                 else apply(node.target, t, **kwargs)  # (eager's alias; conj's bit)
         if view.name is not None and view.chain and type(t.grad_fn).__name__ != view.name:
             named(t, view.name)
-        results.insert(view.position, t)
-    return results
+        full[i] = t
+        return t
+    for view in views:
+        if view.position in by_position:
+            fill(view.position)
+    return full

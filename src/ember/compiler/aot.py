@@ -10,6 +10,8 @@ two: the forward graph returns the outputs and the values the backward reads (sa
 activations); the backward graph takes those and the output gradients. On replay one
 autograd node (a custom Function) runs the forward graph and, when the engine reaches it, the
 backward graph: ``loss.backward()`` after a compiled forward runs compiled code both ways.
+A call made under ``no_grad`` whose function computes under ``enable_grad`` records its
+backward too, and its replays attach that node under ``enable_grad`` (:func:`apply_compiled`).
 """
 import copy
 
@@ -20,13 +22,14 @@ from .._ops.unimplemented import NotImplementedLink
 from .._tensor import Tensor
 from ..autograd.engine import grad_within
 from ..autograd.function import Function
-from ..autograd.grad_mode import STATE
+from ..autograd.grad_mode import STATE, enable_grad
 from ..autograd.graph import modified_error
 from . import replay
 from .graph import Graph, Node, nodes_in
 from .layouts import laid_out, layout_of
 
-__all__ = ["record_backward", "runs_hooks", "split", "forward_graph", "without_gradients", "Joint", "CompiledGraph"]
+__all__ = ["record_backward", "runs_hooks", "split", "forward_graph", "without_gradients", "Joint", "CompiledGraph",
+           "enables_grad", "apply_compiled"]
 
 
 def record_backward(tracer, outputs, placeholder_tensors):
@@ -106,6 +109,23 @@ class Joint:
         self.draws = any(getattr(n.target, "draws", False) for n in forward.nodes)
         self.reads_mutated = _reads_mutated(forward)
         self.recorded = None                # (forward, backward) through the dispatcher, when asked
+        self.enables_grad = enables_grad(forward)
+
+
+def enables_grad(graph):
+    """Whether ``graph`` holds ops the call ran under an ``enable_grad`` of its own (made under
+    ``no_grad``: their results may still require grad)."""
+    return any(n.meta.get("grad_enabled") for n in graph.nodes)
+
+
+def apply_compiled(runner, sizes, tensors):
+    """The outputs of a replayed joint graph: :class:`CompiledGraph` applied (under
+    ``enable_grad`` where the call is made under ``no_grad`` and its function enables grad, so
+    that, as eagerly, the results computed there have a backward)."""
+    if runner.joint.enables_grad and not STATE.enabled:
+        with enable_grad():
+            return CompiledGraph.apply(runner, sizes, *tensors)
+    return CompiledGraph.apply(runner, sizes, *tensors)
 
 
 def _reads_mutated(graph):

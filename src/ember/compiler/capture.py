@@ -38,19 +38,20 @@ from .._tensor import Tensor
 from .breaks import SPARSE, VALUE_METHODS, breaking
 from .exc import Unsupported
 from ..autograd.grad_mode import STATE
-from .aliases import input_views
-from .aot import record_backward, runs_hooks
+from .aliases import returned_views
+from .aot import enables_grad, record_backward, runs_hooks
 from .inner_views import strided_layout
 from .layouts import layout_of
 from .graph import Graph
-from .side_effects import aliased_results, breaking_io, breaking_print, checked_reads, python_state, unreplayable
+from .patches import breaking_print
+from .side_effects import aliased_results, breaking_io, checked_reads, python_state, unreplayable
 from .traced_floats import float_nodes
 from .traced_ints import TRACING, plain, traced_operands
 from .sources import (grad_watch, history_nodes, input_names, known_arrays, placeholder_tensors, root_array,
-                      world_arrays)
+                      world_arrays, written_view_of)
 # flatten, skeleton, unflatten, LoopInt and input_names are imported from here too
 from .structure import (_LOOP_INT_USE, EMBER_DIR as _EMBER_DIR, LoopInt, _has_loop_int, flatten, frames_below,
-                        skeleton, unflatten, user_frame)
+                        holds_arrays, skeleton, unflatten, user_frame)
 
 __all__ = ["capture", "Capture", "Tracer", "user_frame", "flatten", "unflatten", "input_names"]
 
@@ -73,7 +74,7 @@ class Capture:
         output_nodes: the graph outputs the return value's tensors map to, in flattening order.
         grad_sets: ``(param, output index or None)``: ``param.grad`` after the call (an output, or None).
         layouts: per output, eager's layout (:func:`.layouts.layout_of`; None: row-major).
-        views: the outputs that are views of an input (:class:`.aliases.View`), remade on replay.
+        views: the outputs that are views of an input or of another output (:class:`.aliases.View`).
         breaks: ``(reason, "file:line: code")`` of each graph break; empty when replayable.
         break_frames: per break met while running, ``(code, line)`` of each frame inside the
             recording (:func:`~.structure.frames_below`; empty: before or after the call).
@@ -83,10 +84,9 @@ class Capture:
             with their backward (see :mod:`.aot`). read_names: see :func:`.side_effects.names_read`."""
 
     def __init__(self, graph, sources):
-        self.graph, self.sources = graph, sources
+        self.graph, self.sources, self.grad_written = graph, sources, set()  # (whose .grad the call set first)
         self.output, self.output_nodes, self.grad_sets, self.layouts, self.views = None, [], [], [], []
         self.breaks, self.ran_backward, self.reads_grad, self.pieces, self.read_names = [], False, False, [graph], None
-        self.grad_written = set()  # ids of the tensors whose .grad the call set before reading it
 
 
 class Tracer(_core.Observer):
@@ -96,7 +96,7 @@ class Tracer(_core.Observer):
     def __init__(self, known, fullgraph):
         self.graph, self.grad_written = Graph(), set()
         self.known = known          # id(array) -> (source, name) for arrays known before the call
-        self.fullgraph, self.sources = fullgraph, []
+        self.fullgraph, self.sources, self.grad_mode = fullgraph, [], STATE.enabled  # (None: recording backward)
         self.value = {}             # id(array) -> Node holding its current value
         self.keep = []              # arrays held for the whole recording (known ones: their ids stay theirs)
         self.refs = {}              # id(array) -> weak reference of each array seen (see hold)
@@ -105,8 +105,7 @@ class Tracer(_core.Observer):
         self.made = {}              # id(array) -> None (a factory's constant) or why reading it breaks
         self.stale = set()          # ids of views whose base was written in place since
         self.breaks, self.pieces, self.break_frames, self.earlier, self.ran_backward = [], [], [], {}, False
-        self.placeholder_of = {}    # id(array) -> placeholder Node
-        self.control_flow_grad = False  # a control-flow node's result requires grad (hop.py)
+        self.placeholder_of, self.control_flow_grad = {}, False  # id(array) -> placeholder; see hop.py
         self.untracked = []         # (view's array, source tensor, op) of each conj / view_as_real view
         self.free = {}              # id(array) -> the tensor of a closure or a global holding it
         self.hyper = {}             # (id(optimizer), group index, key) -> placeholder of a hyperparameter
@@ -131,7 +130,7 @@ class Tracer(_core.Observer):
         for v in attrs.values():
             if _has_loop_int(v):
                 self.graph_break(_LOOP_INT_USE)
-        if any(_arrays_in(v) for v in attrs.values()):  # index arrays: graph values
+        if any(map(holds_arrays, attrs.values())):  # index arrays: graph values
             breaks = len(self.breaks)
             attrs = {k: self.attr(v, op) for k, v in attrs.items()}
             if len(self.breaks) > breaks:
@@ -153,6 +152,8 @@ class Tracer(_core.Observer):
             # values are recorded; a write into either side later cannot be (see op_write)
             self.untracked.append((output._data, inputs[0], op))
         meta = _meta(output) if isinstance(output, Tensor) else {"num_outputs": len(output)}
+        if self.grad_mode is not None and STATE.enabled != self.grad_mode:  # enable_grad / no_grad inside
+            meta["grad_enabled"] = STATE.enabled  # (a replay through the dispatcher runs it so: replay.py)
         node = self.graph.call_op(op, args, attrs, meta)
         if TRACING:
             self.graph.traced_operands[node] = self.traced_now
@@ -216,10 +217,10 @@ class Tracer(_core.Observer):
             # the write's effect on the base cannot be recorded
             return self.graph_break("in-place write into a view the graph cannot follow to its base")
         tracks = lambda a: id(a) in self.value or id(a) in self.known  # noqa: E731
-        if root is not array and base is not None and target._view_chain is not None and tracks(base._data):
+        if root is not array and (written := written_view_of(target, self.world, tracks)) is not None:
             # a write into a view is a new value of its base (whose array may be a view: randn's)
-            value = self.graph.call_op(CopySlices, (self.node(base), value),
-                                       {"chain": target._view_chain}, _meta(base))
+            base, chain = written
+            value = self.graph.call_op(CopySlices, (self.node(base), value), {"chain": chain}, _meta(base))
             target, array = base, base._data
         elif root is not array and id(array) not in self.known and (tracks(root) or any(
                 np.may_share_memory(array, a) for a in world_arrays(self.world) if id(a) in self.known)):
@@ -444,12 +445,6 @@ class _Array:
         self._data, self.dtype, self.requires_grad = array, from_numpy_dtype(array.dtype), False
 
 
-def _arrays_in(value):
-    if isinstance(value, np.ndarray):
-        return True
-    return isinstance(value, (tuple, list)) and any(_arrays_in(v) for v in value)
-
-
 def _meta(t):
     return {"shape": tuple(t._data.shape), "dtype": t.dtype, "requires_grad": bool(t.requires_grad)}
 
@@ -508,14 +503,14 @@ def capture(fn, args, kwargs, world, fullgraph=False, joint=True):
     Tensor._make, Tensor._init, Tensor._snapshot = classmethod(traced_make), staticmethod(traced_init), traced_snapshot
     for (module, name), draw in zip(draws, originals):
         setattr(module, name, traced_draw(draw))
-    before, restore_print = python_state(world), breaking_print(tracer.graph_break)
-    restore_io = breaking_io(tracer.graph_break)
+    before, restore_print, restore_io = python_state(world, True), breaking_print(tracer.graph_break), breaking_io(tracer.graph_break)
     arrays = [t._data for t in world.inputs]
     _core.OBSERVERS.append(tracer)
     try:
         if world.unguarded:
             tracer.graph_break(world.unguarded)
         result = fn(*args, **kwargs)
+        tracer.grad_mode = None  # (the backward recorded below runs under its own grad modes)
         if tracer.graph.mutations and world.overlapping():
             tracer.graph_break("an in-place write into a tensor whose memory another input, global or parameter "
                                "overlaps (views of one tensor): a replay would not see the write through the other")
@@ -525,13 +520,14 @@ def capture(fn, args, kwargs, world, fullgraph=False, joint=True):
         if changed is not None:  # a replay runs the graph only: the side effect would be lost
             tracer.graph_break(f"a Python side effect: {changed} changed during the call (a replay would "
                                f"not repeat it, so the function runs eagerly)")
-        if (why := unreplayable(result, world) or aliased_results(result, world)) is not None:
+        if (why := unreplayable(result, world)) is not None:
             tracer.graph_break(why)
         # non-branching control flow: gradients by replaying it with autograd; branching: backward recorded (hop)
-        if not tracer.breaks and not tracer.ran_backward and STATE.enabled and joint and not tracer.control_flow_grad:
-            returned = flatten(result)  # (an input's view is remade from it on replay: aliases.py)
-            views = {v.position for v in input_views(tracer.graph, tracer.sources, world, returned,
-                                                     [tracer.value.get(id(t._data)) for t in returned])}
+        if not tracer.breaks and not tracer.ran_backward and (STATE.enabled or enables_grad(tracer.graph)) \
+                and joint and not tracer.control_flow_grad:  # (enable_grad inside a call under no_grad: aot.py)
+            returned = flatten(result)  # (a view of an input or of another result is remade on replay: aliases.py)
+            views = {v.position for v in returned_views(tracer.graph, tracer.sources, world, returned,
+                                                        [tracer.value.get(id(t._data)) for t in returned])}
             needing = [t for i, t in enumerate(returned) if t.requires_grad and i not in views]
             if needing:  # the forward's gradients will be wanted: record the backward too
                 cap_joint = record_backward(tracer, needing, list(placeholder_tensors(tracer.sources, world)))
@@ -591,10 +587,14 @@ def _finish(tracer, cap, result):
             tracer.breaks.append(("the optimizer's state was made in this call (the next call "
                                   "recompiles with it)", "<end of function>"))
             break
+    cap.views = returned_views(tracer.graph, tracer.sources, tracer.world, flatten(result), cap.output_nodes)
+    if (why := aliased_results(flatten(result), tracer.world, cap.views)) is not None:
+        if tracer.fullgraph:
+            raise Unsupported(f"graph break (fullgraph=True): {why}")
+        tracer.breaks.append((why, "<end of function>"))
     if tracer.breaks:
         cap.breaks = tracer.breaks
         return
     cap.layouts = [layout_of(t._data) or strided_layout(t._data) for t in flatten(result)] \
         + [layout_of(p.grad._data) for p, i in cap.grad_sets if i is not None]
-    cap.views = input_views(tracer.graph, tracer.sources, tracer.world, flatten(result), cap.output_nodes)
     tracer.graph.output(outputs)

@@ -4,7 +4,8 @@
 autograd; NumPy's floating-point warnings off, as the dispatcher's), then performs the
 mutations: the stand-in for the code generator's ``compile_graph`` and the ``aot_eager``
 backend. ``dispatch(graph)`` runs each node through ``ember._ops.apply`` on tensors, so results carry autograd history: the ``eager`` backend, and
-what runs a forward-only graph whose outputs need gradients. A control-flow node runs its
+what runs a forward-only graph whose outputs need gradients; a node the call ran under
+``enable_grad`` or ``no_grad`` inside it (``meta["grad_enabled"]``) runs so again. A control-flow node runs its
 subgraphs with the same runner as its graph (``dispatch`` on tensors through ``target.dispatch``).
 """
 import operator
@@ -33,7 +34,7 @@ def _plan(graph, compile):
             if kwarg_nodes(n):  # index arrays: values of the graph
                 kwargs = _KwargSlots({k: _slots(v, slot) for k, v in kwargs.items()})
             steps.append((slot[n], n.target, _slots(n.args, slot), kwargs,
-                          bool(free_symbols((n.args, n.kwargs)))))
+                          bool(free_symbols((n.args, n.kwargs))), n.meta.get("grad_enabled")))
     outputs = [_slots(v, slot) for v in graph.outputs]
     mutations = [(slot[p], slot[v]) for p, v in graph.mutations]
     return len(slot), steps, outputs, mutations
@@ -102,7 +103,7 @@ def interpret(graph):
 
     def steps_run(arrays, sizes):
         env = list(arrays) + [None] * (size - n_inputs)
-        for i, target, args, kwargs, symbolic in steps:
+        for i, target, args, kwargs, symbolic, _ in steps:
             args = [_read(a, env) for a in args]
             if type(kwargs) is _KwargSlots:
                 kwargs = {k: _read(v, env) for k, v in kwargs.items()}
@@ -120,6 +121,14 @@ def interpret(graph):
     return run
 
 
+def _apply(target, args, kwargs, indices):
+    """One node through the dispatcher (a control-flow node through its ``dispatch``)."""
+    if hasattr(target, "dispatch"):
+        return target.dispatch(*args, **kwargs)
+    # an index tensor written in place before the backward raises, as eagerly
+    return reads_indices(apply(target, *args, **kwargs), indices)
+
+
 def dispatch(graph):
     """A callable ``run(tensors) -> list of tensors`` that replays ``graph`` through ``apply``
     (with autograd), writing the mutations with ``write_into``; ``run(tensors, sizes)`` for a
@@ -129,7 +138,7 @@ def dispatch(graph):
 
     def run(tensors, sizes=None):
         env = list(tensors) + [None] * (size - n_inputs)
-        for i, target, args, kwargs, symbolic in steps:
+        for i, target, args, kwargs, symbolic, grad_enabled in steps:
             args = [_read(a, env) for a in args]
             indices = ()
             if type(kwargs) is _KwargSlots:  # an op's attrs are arrays, not tensors
@@ -140,11 +149,11 @@ def dispatch(graph):
                 args, kwargs = evaluate((args, kwargs), sizes)
             if target is operator.getitem:
                 env[i] = operator.getitem(*args)
-            elif hasattr(target, "dispatch"):  # a control-flow node
-                env[i] = target.dispatch(*args, **kwargs)
+            elif grad_enabled is not None:  # an op the call ran under enable_grad / no_grad
+                with set_grad_enabled(grad_enabled):
+                    env[i] = _apply(target, args, kwargs, indices)
             else:
-                # an index tensor written in place before the backward raises, as eagerly
-                env[i] = reads_indices(apply(target, *args, **kwargs), indices)
+                env[i] = _apply(target, args, kwargs, indices)
         results = [_read(v, env) for v in outputs]
         for p, v in mutations:
             value = env[v]

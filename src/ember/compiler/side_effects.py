@@ -14,7 +14,6 @@ import os
 import random
 import re
 import sys
-import threading
 import types
 from collections import deque
 
@@ -24,27 +23,28 @@ from .._tensor import Tensor
 from ..nn.modules import module as _module
 from ..nn.modules.module import Module
 from ..autograd.graph import AccumulateGrad
-from ..autograd.grad_mode import STATE
 from ..optim.optimizer import Optimizer
+from .group_writes import group_state
 from .named_reads import direct_calls_only, requested_name
+from .patches import LIBRARIES as _LIBRARIES, from_user as _from_user
 from .sources import history_nodes
-from .structure import flatten
-from .traced_ints import TRACING, note_float_operands, note_math_calls, note_numpy_calls, note_type_reads
+from .traced_ints import TRACING
+from .traced_reads import note_frame, note_math_calls
 
-__all__ = ["python_state", "global_names", "plain_object", "user_code", "user_class", "breaking_print", "breaking_io",
+__all__ = ["python_state", "global_names", "plain_object", "user_code", "user_class", "breaking_io",
            "unreplayable", "aliased_results", "opaque_reads", "GLOBALS_SEEN", "unread_attributes", "checked_reads"]
 
 
-def python_state(world):
+def python_state(world, stamp=False):
     """What a call may change in Python besides tensors, ``{where: key}``: the globals the
     function names and its closure cells (their objects; a list's, dict's, set's or plain
-    object's contents one level down), the attributes of every reachable module, the contents
-    of the containers and plain objects passed as arguments, and the positions of Python's and
-    NumPy's global random streams (a ``random.randint`` in ``forward`` must draw anew on every
+    object's contents one level down), the attributes of every reachable module, the entries of
+    the optimizers' groups (:func:`~.group_writes.group_state`; ``stamp``: before the call), the
+    contents of the containers and plain objects passed as arguments, and the positions of
+    Python's and NumPy's random streams (``random.randint`` in ``forward`` draws anew on every
     call, as under torch.compile); after the call (in a recording), also the globals of the
-    other user code it ran (their contents when first called: :func:`breaking_io`). Compared
-    before and after a recording: a difference is a side effect a replay would skip
-    (``capture`` breaks there)."""
+    other user code it ran (their contents when first called: :func:`breaking_io`). A
+    difference before and after a recording is a side effect a replay would skip."""
     state = {"Python's random stream (random.seed)": random.getstate(),
              "NumPy's global random stream (numpy.random.seed)": _numpy_stream()}
     fn = inspect.unwrap(getattr(world.fn, "__func__", world.fn))
@@ -64,49 +64,16 @@ def python_state(world):
             state[f"argument object {i} ({type(value).__name__})"] = _contents(value)
     for m in world.all_modules:
         state[f"an attribute of {type(m).__name__} (module {id(m):#x})"] = _contents(m)
+    state.update(group_state(world.optimizers, stamp))
     if _GLOBALS:  # after a recording's call: the globals of the user code it ran (see breaking_io)
         state.update((key, _contents(names[name]) if name in names else None) for key, names, name in _GLOBALS[-1])
     _LAST_STATE[0] = state
     return state
 
 
-def breaking_print(graph_break):
-    """Makes ``print`` and writes to ``sys.stdout``/``sys.stderr`` graph breaks while a call is
-    recorded: a replay would not print, so the statement runs eagerly on every call (and
-    ``fullgraph=True`` raises Unsupported, as torch's dynamo does: "Failed to trace builtin
-    operator"). The streams are wrapped too, so ``sys.stdout.write(...)`` and a ``print``
-    bound to another name before the call (``log = print``), ``pprint``, a warning shown or a
-    logging handler writing to the stream at the time break as well (torch's dynamo does not
-    trace into those either). Only the recording thread's calls from user code or the standard
-    library count (not ember's, NumPy's...). Returns the function
-    restoring ``builtins.print`` and the streams (a stream the call replaced stays)."""
-    original, thread = builtins.print, threading.get_ident()
-
-    def user_call(reason):  # (frame 2: the caller of print or of a stream's write)
-        caller = sys._getframe(2).f_globals.get("__name__") or ""
-        if threading.get_ident() == thread and caller.partition(".")[0] not in _LIBRARIES:
-            graph_break(reason)
-
-    def traced_print(*args, **kwargs):
-        user_call("print() is a Python side effect (a replay would not print)")
-        return original(*args, **kwargs)  # (its write to a wrapped stream comes from ember: no break)
-    streams = {name: _BreakingStream(getattr(sys, name), user_call) for name in ("stdout", "stderr")
-               if getattr(sys, name) is not None}
-    setattr(builtins, "print", traced_print)
-    for name, stream in streams.items():
-        setattr(sys, name, stream)
-
-    def restore():
-        setattr(builtins, "print", original)
-        for name, stream in streams.items():
-            if getattr(sys, name) is stream:
-                setattr(sys, name, stream._stream)
-    return restore
-
-
 def breaking_io(graph_break):
     """Makes input and output from user code graph breaks while a call is recorded, as
-    :func:`breaking_print` does for printing: ``open()``, a method of a file or in-memory stream
+    :func:`.patches.breaking_print` does for printing: ``open()``, a method of a file or in-memory stream
     (``buf.write("a")``, ``fh.read()``, ``flush``...) and the functions of ``os`` are C calls a
     replay would not repeat (the write would happen once, at the recording; torch's dynamo breaks
     there too), seen by a profile function on the recording thread (``sys.setprofile``; calls from
@@ -141,11 +108,10 @@ def breaking_io(graph_break):
 
 _RECORDINGS = []  # the graph_break of each recording under way, innermost last
 _RUN = []  # per recording under way: {code object run: whose (names_read)}
-# per recording under way: (key, module's globals, name) of the globals each user code run
-# names, their contents then put at its first call into the recording's state before the call
-# (``_BEFORE``, :func:`python_state`'s): another module's ``SEEN.append(k)`` is a side effect too
-_GLOBALS, _BEFORE, _LAST_STATE = [], [], [None]
-GLOBALS_SEEN = []  # (globals, name) of those of the last recording (dynamic_ints.plain_ints)
+# per recording under way: (key, module's globals, name) of the globals each user code run names,
+# their contents at its first call put into the state before the call (``_BEFORE``): another
+# module's ``SEEN.append(k)`` is a side effect too; GLOBALS_SEEN: (globals, name) of the last recording's
+_GLOBALS, _BEFORE, _LAST_STATE, GLOBALS_SEEN = [], [], [None], []
 # names whose use reads attributes by a computed name: the names alone no longer tell what was read
 _DYNAMIC_READS = frozenset({"attrgetter", "methodcaller", "vars", "__dict__", "__getattribute__", "getattr_static"})
 _CALLED = frozenset({"getattr", "hasattr"})  # (called directly: each call's name is seen, _io_hook)
@@ -326,15 +292,8 @@ def _io_hook(frame, event, fn):
         elif TRACING and getattr(fn, "__module__", None) in ("math", "cmath") and _from_user(frame) and \
                 fn.__name__ not in ("floor", "ceil", "trunc"):  # (those call a float subclass's __floor__)
             note_math_calls(frame)  # (math.sqrt(lr): a traced float's value read without its methods)
-    elif TRACING and event in ("call", "return"):  # the traced int arguments' reads (traced_ints.py)
-        try:
-            if event == "call" and _from_user(frame):
-                note_type_reads(frame.f_code)
-            elif event == "return" and _own_module(frame) not in _NOT_USER:
-                note_float_operands(frame)
-                note_numpy_calls(frame)  # (a traced float: np.sqrt(lr))
-        except Exception:  # (reading the frame must never break the user's code)
-            pass
+    elif TRACING and event in ("call", "return"):  # the traced int arguments' reads (traced_reads.py)
+        note_frame(frame, event == "call" and _from_user(frame), event == "return" and _own_module(frame) not in _NOT_USER)
 
 
 def _whose(frame, run):
@@ -354,49 +313,17 @@ def _own_module(frame):
     return frame.f_globals.get("__name__", "").partition(".")[0]
 
 
-def _from_user(frame):
-    """Whether ``frame`` runs for user code: the user's own, or the standard library's called
-    from it (``json.dump(obj, fh)`` writes from json's frame), not ember's, NumPy's..."""
-    while frame is not None:
-        top = _own_module(frame)
-        if top not in sys.stdlib_module_names:
-            return top not in _LIBRARIES
-        frame = frame.f_back
-    return False
-
-
 def _io_call(fn):
-    """How a C function doing input or output is named in a graph break's reason, or None."""
+    """How a C function doing input or output (or warning) is named in a graph break's reason, or None."""
     owner = getattr(fn, "__self__", None)
     if isinstance(owner, io.IOBase):
         return f"{type(owner).__name__}.{fn.__name__}()"
-    if fn is builtins.open or fn is io.open:
-        return "open()"
+    if fn is builtins.open or fn is io.open or getattr(fn, "__module__", None) == "_warnings" and fn.__name__ in (
+            "warn", "warn_explicit"):  # (a warning: shown, recorded or raised once; torch's dynamo breaks too)
+        return "open()" if fn.__name__ == "open" else f"warnings.{fn.__name__}()"
     if (owner is os or getattr(fn, "__module__", None) == os.name) and fn.__name__ not in _PURE_OS:
         return f"os.{fn.__name__}()"  # (os's C functions live in posix or nt)
     return None
-
-
-_WRITE = "a write to sys.stdout or sys.stderr is a Python side effect (a replay would not write it)"
-
-
-class _BreakingStream:
-    """``sys.stdout``/``sys.stderr`` while a call is recorded: its writes are graph breaks (see
-    :func:`breaking_print`); everything else is the stream's."""
-
-    def __init__(self, stream, user_call):
-        self._stream, self._user_call = stream, user_call
-
-    def write(self, text):
-        self._user_call(_WRITE)
-        return self._stream.write(text)
-
-    def writelines(self, lines):
-        self._user_call(_WRITE)
-        return self._stream.writelines(lines)
-
-    def __getattr__(self, name):
-        return getattr(self._stream, name)
 
 
 def _numpy_stream():
@@ -425,7 +352,6 @@ def user_class(cls):
     return (getattr(cls, "__module__", None) or "").partition(".")[0] not in _LIBRARIES
 
 
-_LIBRARIES = {"ember", "numpy", "scipy", "torch", "functools", "builtins", "threadpoolctl", "ml_dtypes"}
 _NOT_USER = frozenset(_LIBRARIES | sys.stdlib_module_names)  # modules whose frames are no user code
 
 
@@ -435,16 +361,12 @@ def unreplayable(value, world):
     hand back the first call's, consumed), or an object the call made (of a user class, a
     ``SimpleNamespace``, a set, a user function: a replay would hand back the first call's, with
     its tensors), or a tensor whose gradient reaches a leaf the call made (a replay returns
-    the graph's tensors, requiring no grad), or one with a backward while grad mode is off (made
-    under ``enable_grad``: a replay records none). Objects the call reached (``world``'s roots,
+    the graph's tensors, requiring no grad). Objects the call reached (``world``'s roots,
     modules, optimizers, what containers and modules hold) may be returned as they are."""
     if isinstance(value, (tuple, list, dict)):
         items = value.values() if isinstance(value, dict) else value
         return next(filter(None, [unreplayable(v, world) for v in items]), None)
     if isinstance(value, Tensor):
-        if value.grad_fn is not None and not STATE.enabled:
-            return ("the function returns a tensor with a backward (made under enable_grad) while grad mode "
-                    "is off: a replay's would require no grad")
         return None if not value.requires_grad or not _made_leaf(value, world) else (
             "the function returns a tensor whose gradient reaches a tensor requiring grad it made "
             "(ones(requires_grad=True), clone().requires_grad_()): a replay's would require no grad")
@@ -459,17 +381,17 @@ def unreplayable(value, world):
     return None
 
 
-def aliased_results(value, world):
-    """Why a replay cannot return ``value``'s tensors as they alias each other, else None: two
-    results that are one tensor or overlap in memory (``return y, y``, ``return y, y.view(-1)``)
-    without reaching a tensor the call started with (views of those are remade: aliases.py). A
-    replay returns a new array per result, so a write into one would not show in the other."""
-    tensors, known = flatten(value), [*world.inputs, *world.params, *world.free]
-    own = [t for t in tensors if not any(_overlap(t._data, k._data) for k in known)]
+def aliased_results(tensors, world, views):
+    """Why a replay cannot return the returned ``tensors`` as they alias each other, else None:
+    two results overlapping in memory, none a tensor the call started with nor remade from another
+    (``views``, aliases.py): ``y[:2], y[1:]`` of an unreturned ``y``. A replay returns a new
+    array per other result, so a write into one would not show in the other."""
+    remade, known = {v.position for v in views}, [*world.inputs, *world.params, *world.free]
+    own = [t for i, t in enumerate(tensors) if i not in remade and not any(_overlap(t._data, k._data) for k in known)]
     for j, t in enumerate(own):
         if any(t is o or _overlap(t._data, o._data) for o in own[:j]):
-            return ("the function returns results that alias each other (one tensor twice, or a view of "
-                    "another): a replay would return separate tensors")
+            return ("the function returns results that alias each other, none a view of another (views of a "
+                    "value it does not return, a detach()): a replay would return separate tensors")
     return None
 
 

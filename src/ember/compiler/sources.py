@@ -17,7 +17,7 @@ from ..autograd.graph import AccumulateGrad
 from .structure import flatten
 
 __all__ = ["relevant", "AttributesRead", "input_names", "known_arrays", "placeholder_tensors", "world_arrays", "root_array", "fetcher", "escapes",
-           "history_nodes", "grad_watch"]
+           "history_nodes", "grad_watch", "written_view_of"]
 
 
 def grad_watch(tracer):
@@ -176,6 +176,23 @@ def world_arrays(world):
     for opt in world.optimizers:
         for state in opt.state.values():
             yield from (v._data for v in state.values() if isinstance(v, Tensor))
+
+
+def written_view_of(target, world, tracks):
+    """``(tensor, view chain)`` for an in-place write into ``target``, an ember view: its base
+    when the graph follows it (``tracks(array)``), else a tensor the call started with (an
+    input, a parameter, a global's) that is a view of that same base and that ``target`` was
+    made from (``x[:, 1:]`` of an input ``x = b[1:]`` of a ``b`` the graph never reads): the
+    write is a new value of it, and the chain holds the view ops from it to ``target``."""
+    base, chain = target._base, target._view_chain
+    if base is None or chain is None or tracks(base._data):
+        return None if base is None or chain is None else (base, chain)
+    for k in (*world.inputs, *world.params, *world.free):
+        start = k._view_chain
+        if k._base is base and start is not None and len(start) < len(chain) and tracks(k._data) \
+                and all(a is b for a, b in zip(start, chain)):
+            return k, chain[len(start):]
+    return None
 
 
 def root_array(array):

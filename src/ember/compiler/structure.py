@@ -6,11 +6,13 @@ import os
 import sys
 import traceback
 
+import numpy as np
+
 from .._ops import core as _core
 from .._tensor import Tensor
 from .symbolic import Expr, evaluate
 
-__all__ = ["flatten", "skeleton", "unflatten", "is_slot", "LoopInt", "frames_below", "user_frame", "EMBER_DIR"]
+__all__ = ["flatten", "holds_arrays", "skeleton", "unflatten", "is_slot", "LoopInt", "frames_below", "user_frame", "EMBER_DIR"]
 
 EMBER_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the ember package's folder
 
@@ -95,6 +97,13 @@ def _has_loop_int(value):
     if isinstance(value, slice):
         return any(_has_loop_int(v) for v in (value.start, value.stop, value.step))
     return False
+
+
+def holds_arrays(value):
+    """Whether ``value`` is a NumPy array or a (nested) tuple or list holding one (an op's attr)."""
+    if isinstance(value, np.ndarray):
+        return True
+    return isinstance(value, (tuple, list)) and any(map(holds_arrays, value))
 
 
 def skeleton(value):

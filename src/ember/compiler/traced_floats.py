@@ -12,9 +12,10 @@ float32, ``x_int * lr`` is of the default dtype). Its guard is then :data:`ANY_F
 float, nan, inf and -0.0 included.
 
 A comparison with a number in the user's code (``if lr > 0.5``) is guarded by its outcome
-(:func:`float_conditions`), and ``lr ** 0.5``, ``round(lr, 2)``, ``math.sqrt(lr)`` are inputs
-that Python computes from the arguments at each call (``("float_arg", how)``), guarded to give
-a float. A float that was used otherwise (``round(lr)``, ``f"{lr}"``, ``math.exp(lr)``, a
+(:func:`float_conditions`), and ``lr ** 0.5``, ``round(lr, 2)``, ``math.sqrt(lr)``, ``round(lr)
++ 1``, ``math.floor(lr) / 4`` are inputs that Python computes from the arguments at each call
+(``("float_arg", how)``), guarded to give a float (an int in C's range for an int). A float that
+was used otherwise (``int(lr)``, ``f"{lr}"``, ``math.exp(lr)``, a
 comparison in ember's own code such as ``dropout``'s check of ``p``, an op's attribute other
 than ``add``'s ``alpha``, a float returned) keeps its value guarded: a graph per value, as
 before. So does one whose value (or its float32 rounding) is found in the graph where
@@ -35,7 +36,7 @@ from .._tensor import Tensor
 from .contents import NAN
 from .graph import instances_in
 from .symbolic import evaluate, free_symbols
-from .traced_ints import INT_POSITIONS, MADE, MATH, SAVED, FloatInt, TracedFloat, TracedInt
+from .traced_ints import COMPARISONS, INT_POSITIONS, MADE, MATH, SAVED, FloatInt, TracedFloat, TracedInt
 
 __all__ = ["ANY_FLOAT", "ANY_HUGE_FLOAT", "float_positions", "float_guards", "float_conditions", "float_nodes",
            "float_inputs", "fill_floats", "note_unseen"]
@@ -91,7 +92,7 @@ def float_conditions(position, uses, made):
     there, not an error or a complex number. One computed from another float argument too is
     a use of it (its value guarded)."""
     found = []
-    computed = [(None, None, None, f) for f in made if f.how[0] in _PYTHON and position in _positions(f)]
+    computed = [(None, None, None, f) for f in made if (f.how[0] in _PYTHON or type(f) is FloatInt) and position in _positions(f)]
     for name, number, outcome, f in (*uses.compared, *computed):
         how = _how(f)
         if _positions(f) != {position}:
@@ -107,8 +108,9 @@ _TRACED = (TracedFloat, FloatInt)  # (a FloatInt: ``int(lr)``, ``("math.trunc", 
 
 
 def _has_int(f):
-    """Whether traced float ``f`` is computed from a traced int (``k * 0.5``)."""
-    if type(f) is TracedInt:
+    """Whether traced float ``f`` is computed from a traced int (``k * 0.5``) or an int Python
+    made of a float (``round(lr) * 0.5``, ``math.floor(lr) + 1``)."""
+    if type(f) is TracedInt or type(f) is FloatInt:
         return True
     return type(f) in _TRACED and f.how[0] != "argument" and any(_has_int(v) for v in f.how[1:])
 
@@ -156,7 +158,7 @@ def _meets(conds, x):
             value = _value(cond[-1], lambda position: x)
         except (ArithmeticError, ValueError, TypeError):  # (``0.0 ** -1``: eager raises it)
             return False
-        if type(value) is not (int if _to_int(cond[-1]) else float) or len(cond) == 4 and getattr(value, cond[0])(cond[1]) is not cond[2]:
+        if type(value) is not (int if _to_int(cond[-1]) else float) or len(cond) == 4 and COMPARISONS[cond[0]](value, cond[1]) is not cond[2]:
             return False
         if type(value) is int and not INT_MIN <= value < UINT_END:
             return False
@@ -164,7 +166,11 @@ def _meets(conds, x):
 
 
 def _to_int(how):
-    """Whether ``how`` computes an int (``int(lr)``, ``round(lr)``: a :class:`~.traced_ints.FloatInt`)."""
+    """Whether ``how`` computes an int (``round(lr)``, ``math.floor(lr) + 1``: a :class:`~.traced_ints.FloatInt`)."""
+    if type(how) is not tuple:
+        return type(how) in (int, bool)
+    if how[0] in ("add", "sub", "mul", "neg"):
+        return _to_int(how[1]) and (how[0] == "neg" or _to_int(how[2]))
     return how[0] in ("math.floor", "math.ceil", "math.trunc") or how[0] == "round" and how[2] is None
 
 

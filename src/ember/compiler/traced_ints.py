@@ -20,25 +20,25 @@ What its methods cannot see: Python's own code reading an int subclass's digits 
 recording's structure or constants between the probed values, so the fit specialises on them,
 except where they happen to follow one polynomial at every probe (an arithmetic list indexed by
 ``k``). A float on the left may also steer a branch the probes all take alike (``if 0.5 * k >
-50``): :func:`note_float_operands` reads each user frame's bytecode when it returns and notes a
+50``): :func:`.traced_reads.note_float_operands` reads each user frame's bytecode when it returns and notes a
 use where a float (a constant, or a name or attribute holding one) meets a traced int in an
 arithmetic operator or a comparison.
 """
 import builtins
-import dis
 import math
+import operator
 import os
 import sys
 import sysconfig
-import threading
 
 import numpy as np
 
+from .patches import patch, unpatch
 from .structure import EMBER_DIR, user_frame
 from .symbolic import Expr, minimum, subexpressions
 
 __all__ = ["TracedInt", "TracedFloat", "FloatInt", "Uses", "TRACING", "VALUES", "MINMAX", "MADE", "SAVED", "INT_POSITIONS", "plain", "traced",
-           "note_float_operands", "note_type_reads", "note_math_calls", "note_numpy_calls", "traced_operands", "MATH",
+           "traced_operands", "MATH", "COMPARISONS",
            "patch_math", "unpatch_math", "patch_minmax"]
 
 # the Uses being noted now (non-empty while a recording traces int or float arguments), the values
@@ -207,10 +207,12 @@ _TO_INT = {"__trunc__": "math.trunc", "__floor__": "math.floor", "__ceil__": "ma
 
 
 class FloatInt(int):
-    """An int Python computed from traced floats by ``int(lr)``, ``round(lr)``, ``math.floor``,
-    ``math.ceil`` or ``math.trunc`` while the function is recorded (``uses`` and ``how`` as a
-    :class:`TracedFloat`'s): an op's operand takes it as a graph input that Python computes at each
-    call, as torch 2.13 traces it; every other method, from any code, is a use (its value kept)."""
+    """An int Python computed from traced floats by ``round(lr)``, ``math.floor``, ``math.ceil``
+    or ``math.trunc`` while the function is recorded (``uses`` and ``how`` as a
+    :class:`TracedFloat`'s; ``int(lr)`` cannot be one: Python copies what ``__int__`` returns
+    into a plain int): an op's operand takes it as a graph input that Python computes at each
+    call, as torch 2.13 traces it; so for its arithmetic with numbers in the user's code, and its
+    comparisons there are guarded by their outcome; every other method, from any code, is a use."""
 
     def __new__(cls, value, uses, how):
         self = super().__new__(cls, value)
@@ -219,8 +221,32 @@ class FloatInt(int):
         return self
 
 
+# an int Python made of traced floats in arithmetic with an int (``round(lr) + 1``) or a float
+# (``math.floor(lr) * 0.5``, ``/``): computed by Python too; compared with a number, or ``if
+# round(lr):``, its outcome guarded (traced_floats.float_conditions)
+COMPARISONS = {"__lt__": operator.lt, "__le__": operator.le, "__gt__": operator.gt, "__ge__": operator.ge,
+           "__eq__": operator.eq, "__ne__": operator.ne}
+_OPERATORS = {"add": operator.add, "sub": operator.sub, "mul": operator.mul, "div": operator.truediv}
+
+
 def _int_noting(name, method):
     def use(self, *args):
+        other = args[0] if len(args) == 1 else None
+        if self.uses[0].active and _from_user() and all(seen.floats for seen in self.uses):
+            if name == "__neg__":
+                return FloatInt(method(self), self.uses, ("neg", self, None))
+            how = _FLOAT_ARITHMETIC.get(name)
+            if how is not None and type(other) in (int, bool, float, FloatInt) and not (how[0] == "div" and other == 0):
+                uses = self.uses + tuple(u for u in getattr(other, "uses", ()) if u not in self.uses)
+                operands = (other, int.__int__(self)) if how[1] else (int.__int__(self), other)
+                result = _OPERATORS[how[0]](*(int.__int__(v) if type(v) is FloatInt else v for v in operands))
+                made = FloatInt if type(result) is int else TracedFloat
+                return made(result, uses, (how[0], other, self) if how[1] else (how[0], self, other))
+            if (name in COMPARISONS and type(other) in (int, float) or name == "__bool__"):
+                outcome = COMPARISONS[name](int.__int__(self), other) if name != "__bool__" else int.__int__(self) != 0
+                for seen in self.uses:
+                    seen.compared.append(("__ne__", 0, outcome, self) if name == "__bool__" else (name, other, outcome, self))
+                return outcome
         if self.uses[0].active:
             for seen in self.uses:
                 seen.append((name, user_frame()))
@@ -304,37 +330,16 @@ def _traced_math(name, original):
     return traced
 
 
-# (module, name) -> [its original, how many recordings patched it]: the first to start puts the tracing
-# version in, the last to end puts the original back (two threads' recordings may end in either order)
-_PATCHED, _PATCHING = {}, threading.Lock()
-
-
-def _patch(module, names, tracing):
-    with _PATCHING:
-        for name in names:
-            held = _PATCHED.setdefault((module, name), [None, 0])
-            if held[1] == 0:
-                held[0] = getattr(module, name)
-                setattr(module, name, tracing(name, held[0]))
-            held[1] += 1
-    return {name: _PATCHED[module, name][0] for name in names}
-
-
 def patch_math():
     """Puts tracing versions of :data:`MATH`'s functions into ``math`` (a float argument traced:
     ``math.sqrt(lr)`` is traced too); returns what :func:`unpatch_math` puts back."""
-    return _patch(math, MATH, _traced_math)
+    return patch(math, MATH, _traced_math)
 
 
 def unpatch_math(saved, module=math):
     """Puts back ``math``'s functions (:func:`patch_math`), or ``module``'s, once the last
-    recording that patched them ends."""
-    with _PATCHING:
-        for name in saved:
-            held = _PATCHED[module, name]
-            held[1] -= 1
-            if held[1] == 0:
-                setattr(module, name, held[0])
+    recording that patched them ends (:func:`.patches.unpatch`)."""
+    unpatch(saved, module)
 
 
 def _traced_minmax(name, original):
@@ -362,7 +367,7 @@ def patch_minmax():
     arguments are traced: ``min(k, 8)``, ``max(k, j)`` of traced ints and ints, called from the
     user's code, is a traced int (torch's ``sym_min``), not two comparisons; returns what
     :func:`unpatch_math` puts back (with ``module=builtins``)."""
-    return _patch(builtins, ("min", "max"), _traced_minmax)
+    return patch(builtins, ("min", "max"), _traced_minmax)
 
 
 for _name in dir(float):
@@ -403,80 +408,6 @@ def _floats_in(value, kinds=(TracedFloat, FloatInt)):
             yield from _floats_in(v, kinds)
 
 
-def note_numpy_calls(frame):
-    """Notes a use of each traced float held by a local of the user's ``frame`` (returning)
-    whose code loads a NumPy function (``np.sqrt``, a ufunc imported by name): NumPy reads a
-    float subclass's value without its methods, and its result (``x * np.sqrt(lr)``) would be a
-    constant of the graph."""
-    floats = [v for v in frame.f_locals.values() if type(v) is TracedFloat and v.uses[0].active]
-    if floats and any(callable(v) and (isinstance(v, np.ufunc) or (getattr(v, "__module__", None) or "").startswith(
-            "numpy")) for v in _loaded(frame)):
-        for f in floats:
-            for seen in f.uses:
-                seen.append(("NumPy", f"{frame.f_code.co_filename}:{frame.f_lineno}: (a NumPy function)"))
-
-
-def _loaded(frame):
-    """The values of the names and attribute chains ``frame``'s code loads (``np.sqrt``)."""
-    instructions = _INSTRUCTIONS.get(frame.f_code)
-    if instructions is None:
-        instructions = _INSTRUCTIONS[frame.f_code] = list(dis.get_instructions(frame.f_code))
-    for i, ins in enumerate(instructions):
-        if ins.opname in ("LOAD_GLOBAL", "LOAD_NAME", "LOAD_FAST", "LOAD_DEREF"):
-            j = i + 1
-            while j < len(instructions) and instructions[j].opname in ("LOAD_ATTR", "LOAD_METHOD"):
-                j += 1
-            value = _simple_value(instructions[i:j], frame)
-            if value is not _UNKNOWN:
-                yield value
-
-
-_INSTRUCTIONS = {}  # code object -> its instructions
-
-
-def note_math_calls(frame):
-    """Notes a use of each traced float held by a local of the user's ``frame`` (or by a list,
-    tuple, set or dict a local holds: ``statistics.fmean([lr, 1.0])`` sums ``data`` with
-    ``math.fsum``), which calls a function of ``math`` or ``cmath``: it reads a float subclass's
-    value without its methods."""
-    held = [v for v in frame.f_locals.values() if isinstance(v, (list, tuple, set, dict))]
-    items = [w for v in held for w in (v.values() if isinstance(v, dict) else v)] if held else []
-    for value in (*frame.f_locals.values(), *items):
-        if type(value) is TracedFloat and value.uses[0].active:
-            for seen in value.uses:
-                seen.append(("math", f"{frame.f_code.co_filename}:{frame.f_lineno}: (a math function)"))
-
-
-# names whose reading sees a traced int's class, not int's (``type(k) is int``, ``k.__class__``):
-# no method of the int runs, so a code reading one notes a use of every traced int
-_TYPE_READS = {"type", "__class__"}
-
-
-def note_type_reads(code):
-    """Notes a use of each traced int being recorded where user code ``code`` (a frame's, on
-    its call) calls the built-in ``type`` or reads ``.__class__``: ``type(k) is int`` would be
-    False while recorded (a tensor's ``.type()`` is no such read)."""
-    if _TYPE_READS.isdisjoint(code.co_names) or not _reads_type(code):
-        return
-    where = f"{code.co_filename}:{code.co_firstlineno}: {code.co_name} reads type() or __class__"
-    for uses in TRACING:
-        for seen in uses.values():
-            if seen.active:
-                seen.append(("type", where))
-
-
-def _reads_type(code):
-    found = _TYPE_READERS.get(code)
-    if found is None:
-        found = _TYPE_READERS[code] = any(
-            i.argval == "type" and i.opname in ("LOAD_GLOBAL", "LOAD_NAME")
-            or i.argval == "__class__" and i.opname in ("LOAD_ATTR", "LOAD_METHOD") for i in dis.get_instructions(code))
-    return found
-
-
-_TYPE_READERS = {}  # code object -> whether it reads type or __class__
-
-
 def traced(value):
     """Whether an op's operand is a traced int, or a plain int with the value one took in this
     recording (an autograd node saves an op's operands plain: ``t`` of ``x * t`` in its backward)."""
@@ -499,101 +430,3 @@ def plain(value):
     if type(value) is slice:
         return slice(plain(value.start), plain(value.stop), plain(value.step))
     return value
-
-
-def note_float_operands(frame):
-    """Notes a use of each traced int held by a local of the user's ``frame`` (returning) that
-    its code puts on the right of a float in an operator (``0.5 * k``, ``2.5 < k``,
-    ``acc += k``, ``self.decay * (k + 1)``): the float's method reads the int's digits without
-    calling the int's (see the module's docstring). The left operand is read from the bytecode
-    (a constant, a name, a name's attribute: its value now; a longer expression counts when it
-    holds a float constant, a name holding a float, a true division or a power)."""
-    traced = {name: value for name, value in frame.f_locals.items() if type(value) is TracedInt}
-    code = frame.f_code
-    for left, right, line in _operator_operands(code):
-        names = [i.argval for i in right if i.opname in ("LOAD_FAST", "LOAD_DEREF", "LOAD_CLOSURE")]
-        hit = next((traced[n] for n in names if n in traced), None)
-        if hit is None and type(_simple_value(right, frame)) is TracedInt:  # (self.k, cfg.k)
-            hit = _simple_value(right, frame)
-        if hit is not None and hit.uses.active and _holds_float(left, frame):
-            hit.uses.append(("a float's operator", f"{code.co_filename}:{line}: (a float operand before the int)"))
-
-
-_FLOATS = (float, complex, np.floating, np.complexfloating)
-_OPERANDS = {}  # code object -> [(left instructions, right instructions, line)]
-
-
-def _operator_operands(code):
-    """The two operands' instructions of each binary operator and comparison in ``code`` whose
-    operands are straight-line loads (found by walking back over the stack effects)."""
-    found = _OPERANDS.get(code)
-    if found is None:
-        found = _OPERANDS[code] = []
-        instructions, line = list(dis.get_instructions(code)), None
-        for i, ins in enumerate(instructions):
-            line = ins.positions.lineno if ins.positions and ins.positions.lineno else line
-            if ins.opname in ("BINARY_OP", "COMPARE_OP"):
-                spans = _spans_before(instructions, i, 2)
-                if spans is not None:
-                    found.append((spans[0], spans[1], line))
-    return found
-
-
-def _spans_before(instructions, end, count):
-    """The ``count`` expressions whose values the instruction at ``end`` pops, as lists of
-    instructions (first operand first), or None where a jump or a target lies inside them."""
-    spans, depth, j, start = [], 0, end - 1, end
-    while j >= 0 and len(spans) < count:
-        ins = instructions[j]
-        if "JUMP" in ins.opname or ins.opname.startswith("RETURN"):  # (a conditional expression)
-            return None
-        try:
-            depth += dis.stack_effect(ins.opcode, ins.arg) if ins.opcode >= dis.HAVE_ARGUMENT \
-                else dis.stack_effect(ins.opcode)
-        except ValueError:
-            return None
-        if depth == 1:
-            spans.insert(0, instructions[j:start])
-            start, depth = j, 0
-        elif depth > 1:
-            return None
-        j -= 1
-    return spans if len(spans) == count else None
-
-
-def _holds_float(span, frame):
-    """Whether the left operand ``span`` (instructions) is, or holds, a float."""
-    value = _simple_value(span, frame)
-    if value is not _UNKNOWN:
-        return isinstance(value, _FLOATS)
-    for ins in span:
-        if ins.opname == "LOAD_CONST" and isinstance(ins.argval, _FLOATS) or ins.argrepr in ("/", "/=", "**"):
-            return True  # (a true division or a power of ints may be a float too)
-        if ins.opname in ("LOAD_FAST", "LOAD_DEREF", "LOAD_GLOBAL", "LOAD_NAME") and \
-                isinstance(_named(ins.argval, frame), _FLOATS):
-            return True
-    return False
-
-
-_UNKNOWN = object()
-
-
-def _simple_value(span, frame):
-    """The value of a constant, a name or a name's attribute chain (read from instance and
-    class dictionaries only: no property runs), or :data:`_UNKNOWN`."""
-    if not span or span[0].opname not in ("LOAD_CONST", "LOAD_FAST", "LOAD_DEREF", "LOAD_GLOBAL", "LOAD_NAME"):
-        return _UNKNOWN
-    value = span[0].argval if span[0].opname == "LOAD_CONST" else _named(span[0].argval, frame)
-    for ins in span[1:]:
-        if ins.opname != "LOAD_ATTR" or value is _UNKNOWN:
-            return _UNKNOWN
-        found = [vars(o)[ins.argval] for o in (value, *type(value).__mro__) if ins.argval in getattr(o, "__dict__", {})]
-        value = found[0] if found else _UNKNOWN
-    return value
-
-
-def _named(name, frame):
-    for scope in (frame.f_locals, frame.f_globals, frame.f_builtins):
-        if name in scope:
-            return scope[name]
-    return _UNKNOWN
