@@ -3,8 +3,10 @@ training thread). Each recording sees only its own thread: its graph breaks (``.
 ``.tolist()``), the tensors made inside it, dropout's random draw and the ops it dispatches,
 so its graphs are the ones a single-threaded run records; and once both end, every attribute a
 recording patches (Tensor's value methods, ``.grad``, ``_make``, ``_init``, ``_snapshot``, the
-random draws) is the original again, whichever recording ended first."""
+random draws) is the original again, whichever recording ended first, and neither thread keeps a
+recording's profile function (side_effects.breaking_io)."""
 import inspect
+import sys
 import threading
 import time
 
@@ -68,10 +70,11 @@ def test_two_threads_recording_at_once_see_only_their_own_thread():
     assert [r for r, _ in alone] == list(eager) and all(c[0] >= 2 for _, c in alone)  # (a break: two graphs)
     for _ in range(4):
         torch._dynamo.reset()
-        _BARRIER[0], seen = threading.Barrier(2, timeout=10), [None, None]
+        _BARRIER[0], seen, hooks = threading.Barrier(2, timeout=10), [None, None], [0, 0]
 
         def run(i, fn, args):
             seen[i] = _counts(fn, args, together=True)
+            hooks[i] = sys.getprofile()  # (a recording's side-effect hook is its thread's: off again)
         threads = [threading.Thread(target=run, args=(0, _fa, (xa, w))),
                    threading.Thread(target=run, args=(1, _fb, (xb,)))]
         for t in threads:
@@ -79,5 +82,5 @@ def test_two_threads_recording_at_once_see_only_their_own_thread():
         for t in threads:
             t.join(20)
         assert not any(t.is_alive() for t in threads)
-        assert seen == list(alone)
+        assert seen == list(alone) and hooks == [None, None]
         assert _attributes() == original
