@@ -29,7 +29,8 @@ def _fa(x, w, sync):
     sync()
     s = (x * w).sum()
     n = s.item()  # a graph break: this recording's, not the other thread's
-    y = torch.nn.functional.dropout(x + n, 0.0, training=True) + torch.ones(3)  # (a draw, a factory)
+    y = torch.nn.functional.dropout(x + n, 0.0, training=True) + torch.ones(3)  # (a factory)
+    y = y + torch.rand(3) * 0  # (a random draw, through the patched stream: this thread's recording)
     sync()
     return y * 2
 
