@@ -210,7 +210,7 @@ class RNNBase(Module):
             if steps == 0:
                 raise RuntimeError("Expected sequence length to be larger than 0 in RNN")
             data = input.reshape(steps * batch, self.input_size)
-            steps_batch = (batch,) * steps
+            steps_batch = None  # (batch,) * steps: the op reads it from the shapes
             sorted_indices = unsorted_indices = None
         h_shape = (self.num_layers * directions, batch, output_size)
         c_shape = (self.num_layers * directions, batch, self.hidden_size)
