@@ -19,6 +19,7 @@ GRU.html, RNN.html), as the module docstring of :mod:`ember._ops.rnn` writes the
 import numpy as np
 
 from ..._ops.rnn import GATES, INPUTS, RESULTS, result_shapes, step_rows
+from ..symbolic import Expr
 from .kernels import CTYPES
 from .python import label
 from .plan import Loc, Storage, contiguous_strides
@@ -115,9 +116,11 @@ class _Emit:
 
     def steps(self, batch_sizes, reverse, backward, rows, batch):
         """The loop over time steps (the last first for ``backward``): ``r0`` and ``b`` are the
-        step's first row and batch size. A padded sequence (``batch_sizes`` None) loops over
-        ``rows / batch`` steps read at run time (sizes may be symbols of a dynamic graph)."""
-        if batch_sizes is None:
+        step's first row and batch size. A padded sequence (``batch_sizes`` None) of symbolic
+        sizes (a dynamic graph's) loops over ``rows / batch`` steps counted at run time; of
+        fixed sizes it lists its steps as a packed one (a batch size the C compiler sees as a
+        constant made the LSTM step of benchmarks/bench_compile.py 10% slower)."""
+        if batch_sizes is None and (isinstance(rows, Expr) or isinstance(batch, Expr)):
             last = reverse != backward  # the loop runs from the last step to the first
             self.lines += [f"    const long n_steps = {batch} ? ({rows}) / ({batch}) : 0;",
                            "    for (long s = 0; s < n_steps; s++) {",
