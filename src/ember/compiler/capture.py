@@ -250,11 +250,11 @@ class Tracer(_core.Observer):
             self.held.append(ref)
 
     def forget(self, ref):
-        """Drops what is known of a held array that was freed (``ref``'s weak-reference callback):
-        its id may be reused by a new array."""
+        """Drops what is known of a freed held array (``ref``'s callback): a new array may get its id."""
         key = ref.key
         for table in (self.refs, self.value, self.made, self.placeholder_of, self.earlier):
-            table.pop(key, None)
+            if key in table:  # (del, not pop: a method call costs a call of the recording's hook)
+                del table[key]
         self.stale.discard(key)
 
     def live(self):

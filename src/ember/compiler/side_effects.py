@@ -19,6 +19,7 @@ from collections import deque
 
 import numpy as np
 
+from .._dispatch_state import OBSERVERS
 from .._tensor import Tensor
 from ..nn.modules import module as _module
 from ..nn.modules.module import Module
@@ -27,6 +28,7 @@ from ..optim.optimizer import Optimizer
 from .group_writes import group_state
 from .named_reads import direct_calls_only, requested_name
 from .patches import LIBRARIES as _LIBRARIES, from_user as _from_user
+from .quiet_ops import QuietOps, unwatched
 from .sources import history_nodes
 from .traced_ints import TRACING
 from .traced_reads import note_frame, note_math_calls
@@ -44,7 +46,12 @@ def python_state(world, stamp=False):
     Python's and NumPy's random streams (``random.randint`` in ``forward`` draws anew on every
     call, as under torch.compile); after the call (in a recording), also the globals of the
     other user code it ran (their contents when first called: :func:`breaking_io`). A
-    difference before and after a recording is a side effect a replay would skip."""
+    difference before and after a recording is a side effect a replay would skip. Computed with a
+    recording's hook off (:func:`.quiet_ops.unwatched`): these reads are ember's, not the call's."""
+    return unwatched(_io_hook, _python_state, world, stamp)
+
+
+def _python_state(world, stamp):
     state = {"Python's random stream (random.seed)": random.getstate(),
              "NumPy's global random stream (numpy.random.seed)": _numpy_stream()}
     fn = inspect.unwrap(getattr(world.fn, "__func__", world.fn))
@@ -89,8 +96,11 @@ def breaking_io(graph_break):
     _BEFORE.append(_LAST_STATE[0] if _LAST_STATE[0] is not None else {})
     if len(_RECORDINGS) == 1:
         sys.setprofile(_io_hook)
+    quiet = QuietOps(_io_hook)  # (off inside ember's ops: quiet_ops.py)
+    OBSERVERS.append(quiet)  # (before the tracer: its op_exit runs quiet too)
 
     def restore():
+        OBSERVERS.remove(quiet)
         i = _RECORDINGS.index(graph_break)
         del _RECORDINGS[i]
         run, seen, _ = _RUN.pop(i), _GLOBALS.pop(i), _BEFORE.pop(i)
@@ -99,8 +109,7 @@ def breaking_io(graph_break):
             _RUN[-1].update(run)
             _RUN[-1][_REQUESTED] = requested
             _GLOBALS[-1].extend(seen)
-        else:
-            sys.setprofile(None)
+        sys.setprofile(_io_hook if _RUN else None)  # (the outer's back, were an op's exit skipped)
         GLOBALS_SEEN[:] = [(names, name) for _, names, name in seen]
         return names_read(run)
     return restore
@@ -280,7 +289,7 @@ def _io_hook(frame, event, fn):
                         before[key] = _contents(names[name])
                         _GLOBALS[-1].append((key, names, name))
     if event == "c_call":
-        if _RUN and any(fn is r for r in _READERS) and _from_user(frame):  # (``g = getattr``, ``g(self, n)``)
+        if _RUN and fn in _READERS and _from_user(frame):  # (``g = getattr``, ``g(self, n)``)
             name = requested_name(frame, fn) if fn is not vars else None
             if name is None:
                 _RUN[-1][_COMPUTED] = True
@@ -461,14 +470,9 @@ def _reached(world):
     return {id(o) for o in objects}
 
 
+@functools.lru_cache(maxsize=None)
 def _global_names(code):
-    found = _NAMES.get(code)
-    if found is None:
-        found = _NAMES[code] = tuple(dict.fromkeys(global_names(code)))
-    return found
-
-
-_NAMES = {}  # code object -> its global names
+    return tuple(dict.fromkeys(global_names(code)))
 
 
 def _small(value):
