@@ -5,7 +5,7 @@ entropy, backward) over sequences whose length changes call to call (RNN27).
 the attribute specialised the length, so the compiled step made a graph per length (8, then
 the recompile-limit warning and eager). A padded sequence now passes ``batch_sizes=None`` and
 the C kernels read the step count from the input's rows at run time: after the second length
-the graph is dynamic (2 graphs for 8 lengths; a bidirectional LSTM runs the reverse direction's loop too).
+the graph is dynamic (2 graphs for 8 lengths; the bidirectional LSTM runs the reverse loop too).
 
 torch 2.13, for the record: TorchDynamo refuses to trace these modules by default ("Attempted
 to wrap RNN, GRU, or LSTM": the frame runs eagerly, 0 graphs); with
