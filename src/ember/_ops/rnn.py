@@ -10,9 +10,9 @@ for every gate of every step; here a layer is one node, and its backward is one
 The sequence is given in PackedSequence layout: ``x`` is (T, H_in) with ``batch_sizes[t]``
 rows for step t, sorted by decreasing sequence length (a padded (L, N, H_in) input is the
 case ``batch_sizes = (N,) * L``, given as ``batch_sizes=None``: no attribute then holds the
-length, so a compiled graph's length can be a size symbol). A sequence that ends early keeps its last state, which is
-its final state; run in reverse, a sequence joins at its own last step from the initial
-state. This is PyTorch's packed-sequence semantics.
+length, so a compiled graph's length can be a size symbol). A sequence that ends early
+keeps its last state, which is its final state; run in reverse, a sequence joins at its own
+last step from the initial state. This is PyTorch's packed-sequence semantics.
 
 The layer's results (:data:`RESULTS`) are the output (T, H_out), the final hidden state
 (N, H_out), for an LSTM the final cell state (N, H), and then what backward reads (activated
@@ -87,7 +87,8 @@ class RNNLayer(Op):
     ``bias_hh`` (G*H) or None, ``weight_hr`` (H_out, H) for a projected LSTM else None; G is
     the gate count (1, 4, 3) and H_out = H without a projection. All of one float dtype.
     Attributes: ``mode`` (a key of :data:`GATES`), ``batch_sizes`` (tuple of ints, not
-    increasing, summing to T; None for T // N steps of N rows) and ``reverse`` (run from the last step to the first).
+    increasing, summing to T; None for T // N steps of N rows) and ``reverse`` (run from the
+    last step to the first).
     Results: the arrays of :func:`result_shapes` in the order of :data:`RESULTS`, None where
     the mode has none.
     """
