@@ -47,3 +47,53 @@ def test_lr_read_by_the_step_follows_the_scheduler(use):
     expected = _losses(torch, False, use)
     assert _losses(ember, False, use) == pytest.approx(expected, rel=1e-6)
     assert _losses(ember, True, use) == pytest.approx(expected, rel=1e-6)
+
+
+def _gradient_penalty_step(lib):
+    lin = lib.nn.Linear(2, 1)
+    with lib.no_grad():
+        lin.weight.copy_(lib.tensor([[0.5, -1.0]]))
+        lin.bias.fill_(0.1)
+
+    def step(x):  # WGAN-GP's penalty: the input made to require grad inside the step
+        x.requires_grad_(True)
+        out = lin(x).tanh().sum()
+        g, = lib.autograd.grad(out, x, create_graph=True)
+        return out + (g.norm(2, dim=1) - 1).pow(2).mean()
+    return lin, step
+
+
+def test_requires_grad_of_an_input_set_inside_holds_on_every_call():
+    """``x.requires_grad_()`` on an input: replays left it False (no gradient, and autograd.grad
+    of the result raised "element 0 of tensors does not require grad" from the 3rd call)."""
+    got, want = [], []
+    for lib, out in ((ember, got), (torch, want)):
+        lin, step = _gradient_penalty_step(lib)
+        f = ember.compile(step) if lib is ember else step
+        for i in range(5):
+            lin.zero_grad()
+            x = lib.tensor([[0.3, 0.2 * i], [1.0, -0.5]])
+            loss = f(x)
+            loss.backward()
+            assert x.requires_grad
+            out += [loss.item()] + lin.weight.grad.flatten().tolist() + lin.bias.grad.tolist()
+    assert got == pytest.approx(want, rel=1e-5)
+
+
+@pytest.mark.parametrize("lib", [ember, torch], ids=["ember", "torch"])
+def test_a_result_of_a_step_that_ran_autograd_grad_keeps_its_history(lib):
+    """``autograd.grad(z, x, retain_graph=True)`` inside, ``z`` returned: replays returned ``z``
+    requiring no grad (``z.backward()`` raised)."""
+    f = ember.compile(_retained) if lib is ember else torch.compile(_retained, backend="eager")
+    for i in range(5):
+        x = lib.full((2,), float(i) + 1, requires_grad=True)
+        g, z = f(x)
+        assert z.requires_grad and not g.requires_grad
+        z.backward()
+        assert g.tolist() == x.grad.tolist() == [3.0 * (i + 1) ** 2] * 2
+
+
+def _retained(x):
+    z = (x ** 3).sum()
+    g, = (torch if isinstance(x, torch.Tensor) else ember).autograd.grad(z, x, retain_graph=True)
+    return g, z

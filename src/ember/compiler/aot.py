@@ -29,7 +29,7 @@ from .graph import Graph, Node, nodes_in
 from .layouts import laid_out, layout_of
 
 __all__ = ["record_backward", "runs_hooks", "split", "forward_graph", "without_gradients", "Joint", "CompiledGraph",
-           "enables_grad", "apply_compiled"]
+           "enables_grad", "apply_compiled", "retained_history"]
 
 
 def record_backward(tracer, outputs, placeholder_tensors):
@@ -110,6 +110,33 @@ class Joint:
         self.reads_mutated = _reads_mutated(forward)
         self.recorded = None                # (forward, backward) through the dispatcher, when asked
         self.enables_grad = enables_grad(forward)
+
+
+def retained_history(result, ran_backward, limit=100_000):
+    """Why a replay cannot return ``result`` (a tuple, list or dict of tensors) of a call that ran
+    the autograd engine (``ran_backward``: no backward recorded then), else None: a tensor
+    requiring grad whose history still holds saved values (``autograd.grad(z, x,
+    retain_graph=True)``, ``z`` returned: a replay's would require no grad). A loss after its
+    ``backward()`` holds none (released): returned detached, as the recorded step's."""
+    tensors = [t for t in _tensors_in(result) if t.requires_grad and t.grad_fn is not None] if ran_backward else []
+    seen, stack = set(), [t.grad_fn for t in tensors]
+    while stack and len(seen) < limit:
+        node = stack.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        if getattr(node, "_saved", None) or getattr(node, "_out", None) is not None:
+            return ("the function runs backward or autograd.grad and returns a tensor requiring grad whose graph "
+                    "it retained: a replay's would require no grad (the graph holds no backward then)")
+        stack += [edge[0] for edge in node.next_functions]
+    return None
+
+
+def _tensors_in(value):
+    if isinstance(value, Tensor):
+        return [value]
+    items = value.values() if isinstance(value, dict) else value if isinstance(value, (tuple, list)) else ()
+    return [t for v in items for t in _tensors_in(v)]
 
 
 def enables_grad(graph):
