@@ -97,3 +97,22 @@ def _retained(x):
     z = (x ** 3).sum()
     g, = (torch if isinstance(x, torch.Tensor) else ember).autograd.grad(z, x, retain_graph=True)
     return g, z
+
+
+@pytest.mark.parametrize("lib", [ember, torch], ids=["ember", "torch"])
+def test_grad_mode_a_call_leaves_off_stays_off_on_every_call(lib):
+    """``set_grad_enabled(False)`` called as a function and left so: replays put grad mode back
+    on (and the next step recorded no backward as the user expects none)."""
+    def f(x):
+        y = x * 2
+        lib.set_grad_enabled(False)
+        return y + 1
+
+    g = ember.compile(f) if lib is ember else torch.compile(f, backend="eager")
+    try:
+        for _ in range(5):
+            out = g(lib.ones(2, requires_grad=True))
+            assert not lib.is_grad_enabled() and not out.requires_grad and out.tolist() == [3.0, 3.0]
+            lib.set_grad_enabled(True)
+    finally:
+        lib.set_grad_enabled(True)
