@@ -112,15 +112,12 @@ INJECTION_ALLOWED = {
     ("ember/distributed/run.py", "sys.argv"),
     # The ``ember`` command (only) re-sends a Ctrl-C that Python swallowed in a callback.
     ("ember/cli/interrupt.py", "sys.unraisablehook"),
-    # While ember.compile records a call, the user's ``print`` and writes to sys.stdout/stderr
-    # are graph breaks (a replay would not print; torch's dynamo breaks there too); the
-    # originals are put back when it ends.
-    ("ember/compiler/side_effects.py", "setattr(builtins, ...)"),
-    ("ember/compiler/side_effects.py", "setattr(sys, ...)"),
-    # (Not seen here, as it writes through a parameter: traced_ints._patch. While ember.compile records a
-    # call with a float argument traced, ``math.sqrt`` and the other functions torch's dynamo traces make
-    # traced floats of it, and with an int argument traced, the built-in ``min`` and ``max`` of a traced
-    # int make a traced int, torch's ``sym_min``/``sym_max``; the last recording to end puts them back.)
+    # (Not seen here, as it writes through a parameter: compiler/patches.patch, counted under a lock, the
+    # last recording to end puts the originals back. While ember.compile records a call, the user's
+    # ``print`` and writes to sys.stdout/stderr are graph breaks (a replay would not print; torch's dynamo
+    # breaks there too); with a float argument traced, ``math.sqrt`` and the other functions torch's dynamo
+    # traces make traced floats of it, and with an int argument traced, the built-in ``min`` and ``max`` of
+    # a traced int make a traced int, torch's ``sym_min``/``sym_max``.)
 }
 
 

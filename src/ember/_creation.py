@@ -12,7 +12,7 @@ import numpy as np
 from . import _dtype
 from . import _layout
 from . import _memory_format
-from ._backend import as_array, cast, dense, empty_strided_like, namespace, quiet, restore
+from ._backend import as_array, cast, dense, empty_strided_like, int_operand, namespace, quiet, restore
 from ._backend.shared import own_span
 from ._backend.sparse import SparseCOO, SparseUnsupported, unsupported_message
 from ._backend.meta import MetaArray, NO_DATA, meta_array
@@ -20,7 +20,7 @@ from ._device import check_device, device as _device_cls, device_type
 from ._meta import placed, to_meta
 from ._ops.core import Op, apply
 from ._ops.refusals import refuse_unsigned
-from ._python_ints import check_fits, first_sizes, is_sequence, listed, refuse_first_elements, refuse_ragged, unsigned64
+from ._python_ints import LONG_LONG, check_fits, first_sizes, is_sequence, listed, refuse_first_elements, refuse_ragged, unsigned64
 from ._tensor import Tensor
 
 __all__ = ["tensor", "as_tensor", "from_numpy", "asarray", "zeros", "ones", "full", "empty",
@@ -41,29 +41,30 @@ def _finish(data, requires_grad=False):
     return t
 
 
-def _infer(data):
-    """A NumPy array of ``data`` in the dtype PyTorch would infer for it."""
+def _infer(data, dtype=None):
+    """A NumPy array of ``data`` in the dtype PyTorch would infer for it (an int past int64's range
+    straight in a float, complex or bool ``dtype``, as torch reads it: past float64's, OverflowError)."""
     data = listed(data)
     if isinstance(data, Tensor):
         return data._data.copy()
     if isinstance(data, (np.ndarray, np.generic)):
         _dtype.from_numpy_dtype(data.dtype)
         return np.array(data)
-    if isinstance(data, (list, tuple)):
-        dt, has_tensors = _sequence_dtype(data)
-        if has_tensors:
-            data = _tensors_to_arrays(data)
-        try:
-            return np.array(data, dtype=dt.np)
-        except OverflowError:  # an int beyond int64's range (uint64 reads them: see tensor)
-            raise ValueError("Overflow when unpacking long long") from None
-        except ValueError:
-            sizes = first_sizes(data)
-            if 0 in sizes:  # no element to store: torch reads no further (``[[], [1]]`` is (2, 0))
-                return np.empty(sizes, dtype=_dtype.get_default_dtype().np)
-            refuse_ragged(data, dt.category == _dtype._INT or dt is _dtype.bool)
-            raise
-    return np.array(data, dtype=_type_dtype(type(data)).np)
+    dt, has_tensors = _sequence_dtype(data) if isinstance(data, (list, tuple)) else (_type_dtype(type(data)), False)
+    if has_tensors:
+        data = _tensors_to_arrays(data)
+    try:
+        return np.array(data, dtype=dt.np)
+    except OverflowError:  # an int beyond int64's range (uint64 reads them: see tensor)
+        if dtype is not None and dtype.category != _dtype._INT:
+            return np.array(data, dtype=dtype.np)
+        raise ValueError(LONG_LONG) from None
+    except ValueError:  # (a number: no sizes, nothing ragged)
+        sizes = first_sizes(data)
+        if 0 in sizes:  # no element to store: torch reads no further (``[[], [1]]`` is (2, 0))
+            return np.empty(sizes, dtype=_dtype.get_default_dtype().np)
+        refuse_ragged(data, dt.category == _dtype._INT or dt is _dtype.bool)
+        raise
 
 
 def _sequence_dtype(data):
@@ -138,9 +139,9 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
             raise TypeError("an integer is required")
     token = quiet()  # a float past the dtype's range is inf, silently, as in torch
     try:
-        arr = _infer(data)
+        arr = _infer(data, dtype)
         if dtype is not None:
-            if isinstance(data, (list, tuple)) and dtype.category == _dtype._INT and arr.size:
+            if isinstance(data, (list, tuple, numbers.Real)) and dtype.category == _dtype._INT and arr.size:
                 check_fits(arr, dtype)
             if (arr.dtype.kind == "f" and dtype.np.itemsize > arr.dtype.itemsize and arr.size
                     and isinstance(data, (list, tuple, float))):
@@ -326,7 +327,10 @@ def real_if_fits(value, dtype):
     real part is stored); NaN, +-inf or a number outside the range into an integer dtype
     (an unsigned dtype takes -max..-1 as two's complement: -1 is 255 in uint8, as torch); a finite number
     beyond float32's (complex64's) range into it. float16, bfloat16 and bool take anything
-    (out of range: +-inf, nonzero: True); see :func:`check_narrow`."""
+    (out of range: +-inf, nonzero: True); see :func:`check_narrow`. OverflowError, as torch's parser, for an int
+    outside [-2**63, 2**64)."""
+    if type(value) is builtins.int and not -(1 << 63) <= value < 1 << 64:
+        int_operand(value)
     if dtype is _dtype.bool:
         return builtins.bool(value)
     if isinstance(value, (builtins.complex, np.complexfloating)) and not dtype.is_complex:

@@ -5,7 +5,9 @@ import collections.abc
 
 import numpy as np
 
-__all__ = ["check_fits", "first_sizes", "is_sequence", "listed", "refuse_first_elements", "refuse_ragged", "unsigned64"]
+__all__ = ["LONG_LONG", "check_fits", "first_sizes", "is_sequence", "listed", "refuse_first_elements", "refuse_ragged", "unsigned64"]
+
+LONG_LONG = "Overflow when unpacking long long"  # torch's ValueError for a Python int past int64 read as one
 
 
 def check_fits(arr, dtype):

@@ -41,12 +41,14 @@ class TensorAutograd:
 
     # A view whose storage was written since its history was set answers with its history
     # remade from its base's (_core.refresh_view), as torch regenerates a view's grad_fn.
+    # A view made under no_grad/inference_mode or by split/unbind requires grad through its base too.
     @property
     def requires_grad(self):
-        if self._view_chain is not None and self._view_version != self._versions[0]:
-            if self._view_creation is not None:  # torch refuses its grad_fn, not this question
+        if self._view_chain is not None:
+            if self._view_creation is not None:  # (torch refuses its grad_fn once stale, not this question)
                 return self._requires_grad or self._base.requires_grad
-            _core.refresh_view(self)
+            if self._view_version != self._versions[0]:
+                _core.refresh_view(self)
         return self._requires_grad
 
     @requires_grad.setter

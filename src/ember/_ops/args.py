@@ -132,14 +132,15 @@ def product(sizes):
     return n
 
 
-def with_out(result, out):
+def with_out(result, out, name=None):
     """``result``, or ``result`` written into the ``out=`` tensor (resized when its shape
-    differs, as PyTorch does). RuntimeError when either requires grad."""
+    differs, as PyTorch does). RuntimeError when either requires grad, naming the op as torch
+    does: ``name``, else the function that called this one (``cat()`` for ``hstack``, as torch's)."""
     if out is None:
         return result
     if STATE.enabled and (result.requires_grad or out.requires_grad):
-        raise RuntimeError("out=... arguments don't support automatic differentiation, but one of "
-                           "the arguments requires grad.")
+        raise RuntimeError(f"{name or sys._getframe(1).f_code.co_name}(): functions with out=... arguments don't support "
+                           f"automatic differentiation, but one of the arguments requires grad.")
     if tuple(out.shape) != tuple(result.shape):
         out._data = namespace(out._data).empty(result.shape, out._data.dtype)
         _memory.track(out._data)

@@ -39,7 +39,7 @@ def _clamp(name, input, min, max, out):
     if isinstance(min, Tensor) + isinstance(max, Tensor) != 1:  # one tensor bound: maximum/minimum (bool too)
         kind = "" if isinstance(min, Tensor) else f"{'_min' * (max is None)}{'_max' * (min is None)}_scalar"
         _refuse_bool(input, *(b for b in (min, max) if b is not None), kernel_name=f"clamp{kind}_cpu")
-    return with_out(apply(Clamp, input, min, max), out)
+    return with_out(apply(Clamp, input, min, max), out, "clamp")
 
 
 def _mixed_bounds(number, tensor):

@@ -449,6 +449,10 @@ class Conv(Op):
     @staticmethod
     @channels_last_from(0, 1, keep=_keeps_format)
     def forward(x, weight, bias=None, *, stride, padding, dilation, groups):
+        if bias is not None and x.dtype.itemsize == 2:  # float16, bfloat16: the products and the bias
+            wide = [t.astype(np.float32) for t in (x, weight, bias)]  # in float32, rounded once (torch's)
+            return Conv.forward.__wrapped__(*wide, stride=stride, padding=padding, dilation=dilation,
+                                            groups=groups).astype(x.dtype)
         if len(stride) == 3:
             return _conv3d(x, weight, bias, stride, padding, dilation, groups)
         stride, padding, dilation = _planar(stride, padding, dilation)

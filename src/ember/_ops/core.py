@@ -282,11 +282,10 @@ def transposed(t):
 def link_view(t, src, op, attrs):
     """Makes ``t``, the result of view ``op`` on ``src``, a view: it shares ``src``'s version
     counter and base, and remembers the chain of view ops that remakes it from the base."""
-    t._versions = src._versions
-    t._view_version = t._versions[0]
+    t._versions, t._view_version = src._versions, src._versions[0]
     # Views torch forbids writing in place while recording (and rebuilding once their storage
     # was written): a view made under no_grad, and the views of multi-output functions (split,
-    # unbind: mark_multi_output), with the views taken of them.
+    # unbind: mark_multi_output), with the views taken of them (they require grad as their base).
     t._view_creation = src._view_creation or (None if STATE.enabled else "no_grad")
     if src._base is None:
         t._base = src
@@ -452,7 +451,7 @@ def record(op, inputs, attrs, t):
             node = x.grad_fn
             if node is None:
                 node = x._node
-                if node is None:
+                if node is None and x._requires_grad:  # (else a view requiring grad through its base: no edge)
                     node = x._node = AccumulateGrad(x)
                 nexts.append((node, 0))
             else:

@@ -5,7 +5,7 @@ import builtins
 import itertools
 
 from .. import _dtype
-from .._backend import namespace
+from .._backend import dense, namespace
 from .._result_layout import joined
 from .._tensor import Tensor, _wrap_dim
 from .args import dims_arg, numpy_names, shape_arg, with_out
@@ -58,7 +58,7 @@ def repeat_interleave(input, repeats, dim=None):
 def cat(tensors, dim=0, *, out=None):
     """Concatenates along ``dim``; all other sizes must match (RuntimeError naming them);
     TypeError for an ``out`` whose dtype the inputs' promoted dtype cannot be cast to."""
-    tensors = [t for t in tensors]
+    tensors = list(tensors) if type(tensors) is list or isinstance(tensors, tuple) else _tensor_list(tensors)
     if not tensors:
         raise ValueError("torch.cat(): expected a non-empty list of Tensors")
     for i, t in enumerate(tensors):
@@ -83,14 +83,16 @@ def cat(tensors, dim=0, *, out=None):
         # The skipped legacy empties still take part in dtype promotion.
         dtype = _dtype.result_type(*tensors)
         parts = [t if t.dtype is dtype else t.to(dtype) for t in parts]
-    if out is not None and not _dtype.can_cast(_dtype.result_type(*tensors), out.dtype):
-        raise TypeError(f"torch.cat(): input types can't be cast to the desired output type {_type_name(out.dtype)}")
+    if out is not None:
+        if not _dtype.can_cast(_dtype.result_type(*tensors), out.dtype):
+            raise TypeError(f"torch.cat(): input types can't be cast to the desired output type {_type_name(out.dtype)}")
+        _apart(out, tensors)
     if len(parts) == 1:  # a copy, whose node is torch's all the same
         return with_out(named(parts[0].clone(), "CatBackward0"), out)
     return with_out(apply(Cat, *parts, dim=d), out)
 
 
-concat = concatenate = cat
+concat, concatenate = parsed(cat.__wrapped__, "concat"), parsed(cat.__wrapped__, "concatenate")  # (torch names them)
 
 
 class Cat(Op):
@@ -122,7 +124,7 @@ class Cat(Op):
 def stack(tensors, dim=0, *, out=None):
     """The tensors joined along a new dimension ``dim``; RuntimeError naming the shapes when
     they differ (https://pytorch.org/docs/stable/generated/torch.stack.html)."""
-    tensors = list(tensors)
+    tensors = list(tensors) if type(tensors) is list or isinstance(tensors, tuple) else _tensor_list(tensors)
     if not tensors:
         raise RuntimeError("stack expects a non-empty TensorList")
     shape = tuple(tensors[0].shape)
@@ -131,9 +133,45 @@ def stack(tensors, dim=0, *, out=None):
             raise RuntimeError(f"stack expects each tensor to be equal size, but got {list(shape)} at "
                                f"entry 0 and {list(t.shape)} at entry {i}")
     d = _wrap_dim(dim, len(shape) + 1)
-    if out is not None and not _dtype.can_cast(_dtype.result_type(*tensors), out.dtype):
-        raise TypeError(f"torch.cat(): input types can't be cast to the desired output type {_type_name(out.dtype)}")
+    if out is not None:
+        _stack_out(out, tensors, shape, d)
     return with_out(apply(Stack, *tensors, dim=d), out)
+
+
+def _stack_out(out, tensors, shape, d):
+    """torch's errors for ``stack(tensors, d, out=out)``: a dtype the result cannot be cast to, and
+    ``out`` among ``tensors`` (torch resizes it to the result first, then compares the inputs again)
+    or sharing memory with one (:func:`_apart`)."""
+    if not _dtype.can_cast(_dtype.result_type(*tensors), out.dtype):
+        raise TypeError(f"torch.cat(): input types can't be cast to the desired output type {_type_name(out.dtype)}")
+    if any(t is out for t in tensors) and any(t is not out for t in tensors):
+        if out is not tensors[0]:
+            raise RuntimeError(f"Tensors must have same number of dimensions: got {len(shape)} and {len(shape) + 1}")
+        i, result = next(i for i, t in enumerate(tensors) if t is not out), list(shape)
+        result.insert(d, len(tensors))
+        raise RuntimeError(f"stack expects each tensor to be equal size, but got {result} at "
+                           f"entry 0 and {list(shape)} at entry {i}")
+    _apart(out, tensors)
+
+
+def _tensor_list(tensors, name=None):
+    """``tensors`` (a tuple or list) as a list; torch's TypeError for anything else (a generator,
+    a Tensor), in its parser's words (``name``'s, or :func:`~.parser.parsed`'s for ``cat``/``stack``)."""
+    if isinstance(tensors, (tuple, list)):
+        return list(tensors)
+    raise TypeError(f"{name}(): argument 'tensors' (position 1) must be tuple of Tensors, not {type(tensors).__name__}"
+                    if name else "tensors")
+
+
+def _apart(out, tensors):
+    """RuntimeError, as torch's, where the ``out=`` tensor shares memory with one of ``tensors``
+    and both are dense (torch cannot tell for other layouts and writes)."""
+    for t in tensors:
+        if t is out or isinstance(t, Tensor) and namespace(out._data).may_share_memory(out._data, t._data) \
+                and dense(out._data) and dense(t._data):
+            raise RuntimeError("unsupported operation: some elements of the input tensor and the written-to "
+                               "tensor refer to a single memory location. Please clone() the tensor before "
+                               "performing the operation.")
 
 
 class Stack(Op):
@@ -160,8 +198,9 @@ class Stack(Op):
 
 
 def non_empty(name, tensors):
-    """``tensors`` as a list; RuntimeError, as torch's, for none (``hstack`` and its kin)."""
-    tensors = list(tensors)
+    """``tensors`` as a list; RuntimeError, as torch's, for none (``hstack`` and its kin);
+    TypeError for no tuple or list."""
+    tensors = _tensor_list(tensors, name)
     if not tensors:
         raise RuntimeError(f"{name} expects a non-empty TensorList")
     return tensors

@@ -140,7 +140,7 @@ def mm(input, mat2, *, out=None):
     """2-D matrix product; RuntimeError unless both are 2-D."""
     if input.ndim != 2 or mat2.ndim != 2:
         raise RuntimeError(f"{'self' if input.ndim != 2 else 'mat2'} must be a matrix")
-    return matmul(input, mat2, out=out)
+    return with_out(matmul(input, mat2), out, "mm")
 
 
 @parsed
@@ -152,7 +152,7 @@ def bmm(input, mat2, *, out=None):
     if tuple(mat2.shape[:2]) != expected:
         raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
                            f"{list(expected)} but got: {list(mat2.shape[:2])}.")
-    return named(matmul(input, mat2, out=out), "BmmBackward0")
+    return with_out(named(matmul(input, mat2), "BmmBackward0"), out, "bmm")
 
 
 def mv(input, vec):
@@ -174,10 +174,20 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
     """``beta * input + alpha * (mat1 @ mat2)``; for integer tensors a float ``beta``/``alpha``
     is truncated, as PyTorch's kernel does."""
     beta, alpha = integral_scalars((input, mat1, mat2), beta, alpha)
-    prod = mm(mat1, mat2)
+    return with_out(_scaled_sum(input, mm, mat1, mat2, beta, alpha, "AddmmBackward0"), out)
+
+
+def _scaled_sum(input, product, a, b, beta, alpha, node):
+    """``beta * input + alpha * product(a, b)``, its grad_fn named ``node``; float16/bfloat16
+    operands of one dtype are summed in float32 and rounded once, as torch's CPU kernels."""
+    narrow = a.dtype if a.dtype in (_dtype.float16, _dtype.bfloat16) and input.dtype is a.dtype is b.dtype else None
+    if narrow is not None:
+        input, a, b = input.float(), a.float(), b.float()
+    prod = product(a, b)
     if alpha != 1:
         prod = prod * alpha
-    return with_out(named(prod + (input if beta == 1 else input * beta) if beta != 0 else prod, "AddmmBackward0"), out)
+    result = prod + (input if beta == 1 else input * beta) if beta != 0 else prod
+    return named(result if narrow is None else result.to(narrow), node)
 
 
 class Addmm(Op):
@@ -196,6 +206,9 @@ class Addmm(Op):
 
     @staticmethod
     def forward(input, mat1, mat2):
+        if mat1.dtype.itemsize == 2 and mat1.dtype.kind not in "iu":  # float16, bfloat16: the product and
+            wide = [t.astype(np.float32) for t in (input, mat1, mat2)]  # the sum in float32, rounded once (torch's)
+            return Addmm.forward(*wide).astype(mat1.dtype)
         out = _backend.matmul(mat1, mat2)
         namespace(out).add(out, input, out=out)  # the ufunc call: cheaper than += on one row
         return out
@@ -224,10 +237,7 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
     (https://pytorch.org/docs/stable/generated/torch.baddbmm.html); integer tensors truncate a
     float ``beta``/``alpha``."""
     beta, alpha = integral_scalars((input, batch1, batch2), beta, alpha)
-    prod = bmm(batch1, batch2)
-    if alpha != 1:
-        prod = prod * alpha
-    return named(prod + (input if beta == 1 else input * beta) if beta != 0 else prod, "BaddbmmBackward0")
+    return _scaled_sum(input, bmm, batch1, batch2, beta, alpha, "BaddbmmBackward0")
 
 
 @parsed
@@ -462,7 +472,7 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
             if x.shape[d] == 0:
                 raise RuntimeError(f"linalg.vector_norm cannot compute the {ord:g} norm on the dimension "
                                    f"{d}because this dimension is empty and the operation does not have an identity")
-    return with_out(apply(VectorNorm, x, ord=ord, dim=dims, keepdim=keepdim), out)
+    return with_out(apply(VectorNorm, x, ord=ord, dim=dims, keepdim=keepdim), out, "linalg_vector_norm")
 
 
 class VectorNorm(Op):

@@ -27,6 +27,8 @@ SIGNATURES = {
     "logsumexp": ("Tensor input, tuple of ints dim, bool keepdim = False, *, Tensor out = None",),
     "cat": ("tuple of Tensors tensors, int dim = 0, *, Tensor out = None",),
     "stack": ("tuple of Tensors tensors, int dim = 0, *, Tensor out = None",),
+    "concat": ("tuple of Tensors tensors, int dim = 0, *, Tensor out = None",),
+    "concatenate": ("tuple of Tensors tensors, int dim = 0, *, Tensor out = None",),
     "clamp": ("Tensor input, Tensor min = None, Tensor max = None, *, Tensor out = None",
               "Tensor input, Number min = None, Number max = None, *, Tensor out = None"),
     "add": ("Tensor input, Tensor other, *, Number alpha = 1, Tensor out = None",
@@ -229,14 +231,15 @@ def refusal(name, signatures, args, kwargs):
     return "".join(lines)
 
 
-def parsed(function):
-    """``function`` (a public op named as in :data:`SIGNATURES`) raising torch's TypeError,
+def parsed(function, name=None):
+    """``function`` (a public op named as in :data:`SIGNATURES`, or ``name`` there: an alias
+    torch names in its messages, ``concat``) raising torch's TypeError,
     in its words, when it fails on a call torch's parser refuses; its ``method`` attribute
     does the same for the Tensor method. Both take NumPy's spellings ``axis`` and
     ``keepdims``, as torch's parser does, and refuse ``keepdim`` without ``dim`` up front
     where torch has no signature for it (``x.sum(keepdim=True)``: ember's ``dim`` has a
     default there)."""
-    name = function.__name__
+    name = name or function.__name__
     forms = [_Signature(text, name in NUMBERS_AS_TENSORS) for text in SIGNATURES[name]]
     methods = [m for m in (s.method() for s in forms) if m is not None]
 

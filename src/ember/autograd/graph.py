@@ -339,11 +339,12 @@ class node_creation_hook:
 
 def gradient_edge(tensor):
     """The edge a gradient for ``tensor`` flows along: ``(tensor.grad_fn, output index)``, or for a
-    leaf its ``AccumulateGrad`` node (made on first use and kept by the leaf) and 0."""
+    leaf its ``AccumulateGrad`` node (made on first use and kept by the leaf) and 0; ``(None, 0)`` for a
+    view made under no_grad that requires grad through its base only (torch's: no accumulator)."""
     node = tensor.grad_fn
     if node is None:
         node = tensor._node
-        if node is None:
+        if node is None and tensor._requires_grad:
             node = tensor._node = AccumulateGrad(tensor)
         return (node, 0)
     return (node, tensor._output_nr)

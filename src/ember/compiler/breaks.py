@@ -6,9 +6,10 @@ A value Python needs while the function runs (``.item()``, ``bool(t)`` in contro
 holds dense arrays only, and torch's dynamo breaks on one too ("Attempted to wrap sparse
 Tensor"), so the statement reading it runs eagerly.
 """
+from .._backend.sparse import SparseCOO
 from .._tensor import Tensor
 
-__all__ = ["VALUE_METHODS", "SPARSE", "breaking"]
+__all__ = ["VALUE_METHODS", "SPARSE", "breaking", "sparse_argument"]
 
 SPARSE = ("Attempted to wrap sparse Tensor: torch.compile does not support sparse Tensors "
           "(ember's graphs hold dense tensors; the code reading it runs eagerly)")
@@ -36,3 +37,13 @@ def breaking(tracer, name, reason):
         tracer.graph_break(reason)
         return original(self, *args, **kwargs)
     return original, method
+
+
+def sparse_argument(args, kwargs):
+    """Whether a tensor argument is sparse: the compiler captures dense tensors only, so such a
+    call runs eagerly (torch's graph breaks on sparse tensors too; ``fullgraph=True`` raises
+    Unsupported, as torch's)."""
+    for a in (*args, *kwargs.values()):
+        if type(a) is Tensor and type(a._data) is SparseCOO:
+            return True
+    return False

@@ -43,7 +43,8 @@ from .aot import enables_grad, record_backward, retained_history, runs_hooks
 from .inner_views import strided_layout
 from .layouts import layout_of
 from .graph import Graph
-from .side_effects import aliased_results, breaking_io, breaking_print, checked_reads, python_state, unreplayable
+from .patches import breaking_print
+from .side_effects import aliased_results, breaking_io, checked_reads, python_state, unreplayable
 from .traced_floats import float_nodes
 from .traced_ints import TRACING, plain, traced_operands
 from .sources import (grad_watch, history_nodes, input_names, known_arrays, placeholder_tensors, root_array,
@@ -249,11 +250,11 @@ class Tracer(_core.Observer):
             self.held.append(ref)
 
     def forget(self, ref):
-        """Drops what is known of a held array that was freed (``ref``'s weak-reference callback):
-        its id may be reused by a new array."""
+        """Drops what is known of a freed held array (``ref``'s callback): a new array may get its id."""
         key = ref.key
         for table in (self.refs, self.value, self.made, self.placeholder_of, self.earlier):
-            table.pop(key, None)
+            if key in table:  # (del, not pop: a method call costs a call of the recording's hook)
+                del table[key]
         self.stale.discard(key)
 
     def live(self):
@@ -502,8 +503,7 @@ def capture(fn, args, kwargs, world, fullgraph=False, joint=True):
     Tensor._make, Tensor._init, Tensor._snapshot = classmethod(traced_make), staticmethod(traced_init), traced_snapshot
     for (module, name), draw in zip(draws, originals):
         setattr(module, name, traced_draw(draw))
-    before, restore_print = python_state(world, True), breaking_print(tracer.graph_break)
-    restore_io = breaking_io(tracer.graph_break)
+    before, restore_print, restore_io = python_state(world, True), breaking_print(tracer.graph_break), breaking_io(tracer.graph_break)
     arrays = [t._data for t in world.inputs]
     _core.OBSERVERS.append(tracer)
     try:

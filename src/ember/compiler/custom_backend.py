@@ -5,19 +5,22 @@ the call that captured it), with the graph as torch's dynamo hands it: an
 :class:`~ember.fx.GraphModule` of ``call_function`` nodes (:mod:`~ember.fx.backend_graph`; its
 inputs: the graph's placeholders in order, the tensors read from parameters and globals
 included) and, as torch's, the tensors that call fed them (the call's own argument tensors,
-the same objects); what it returns is called on each replay with the placeholders' tensors and
-returns the graph's outputs (a tuple or list), autograd running through it as in the
-``"eager"`` backend. A graph with size symbols (dynamic shapes) takes, as torch's does, the
+the same objects); what it returns is called, from that capturing call on (:func:`first_run`),
+with the placeholders' tensors and returns the graph's outputs (a tuple or list), autograd
+running through it as in the ``"eager"`` backend. A graph with size symbols (dynamic shapes) takes, as torch's does, the
 symbols' ints first (``graph.symbols`` in order; its example inputs: their values at the
-capturing call), then the tensors; such a graph is still handed as the captured graph (a
+capturing call), then the tensors, its sizes computed by ``call_function`` nodes over those
+ints; one with control flow is handed as the captured graph (a
 :class:`~ember.fx.graph_module.SizedGraphModule` of ``call_op`` nodes).
 """
 from .._creation import zeros
 from ..fx import backend_graph as _backend_graph, graph_module as _graph_module  # (the modules: fx imports
 # the compiler)
+from .dynamic_ints import State
 from .structure import _SLOT
+from .torch_names import placeholder_names
 
-__all__ = ["custom_runner", "is_custom"]
+__all__ = ["custom_runner", "is_custom", "state_before", "first_run"]
 
 
 def is_custom(backend):
@@ -34,25 +37,69 @@ def _example(fetch, inputs, sizes):
         return None
 
 
-def custom_runner(backend, graph, fetch=(), call=None):
+def custom_runner(backend, graph, fetch=(), call=None, sources=None, n_outputs=None):
     """``run(tensors[, sizes]) -> outputs``: ``backend`` (a callable backend) applied to ``graph``
     now. Its example inputs: the placeholders' tensors at the capturing call ``call``, its
-    ``(inputs, sizes)``, read by ``fetch`` (each placeholder's ``fetch(inputs, sizes)``, as
-    the entry reads them); where there is none, zeros of the placeholders' shapes."""
-    names = graph.symbols
-    if names:
+    ``(world, sizes)`` (:class:`~.guards.World`), read by ``fetch`` (each placeholder's
+    ``fetch(inputs, sizes)``, as the entry reads them); where there is none, zeros of the
+    placeholders' shapes. The placeholders are named as torch's in that call's world
+    (:func:`~.torch_names.placeholder_names` of ``sources``, one per placeholder). ``n_outputs``:
+    the user's outputs, first (a joint graph's forward: its values saved for a backward after
+    them, which the backend's graph leaves out, as torch's; placeholders only they read too)."""
+    names, kept = graph.symbols, None
+    if names and (call is None or call[1] is None or not _backend_graph.handed_as_fx(graph)):
         gm = _graph_module.SizedGraphModule({}, graph, range(len(graph.placeholders)), (_SLOT,) * len(graph.outputs))
+        if call is None or call[1] is None:  # (no sizes to show it: replayed without it)
+            return lambda tensors, sizes: gm.run_at(tensors, sizes)
     else:
-        gm = _backend_graph.backend_graph_module(graph)
-    if names and (call is None or call[1] is None):  # (no sizes to show it: replayed without it)
-        return lambda tensors, sizes: gm.run_at(tensors, sizes)
-    examples = [] if call is None else [_example(f, *call) for f in fetch]
+        targets = None if call is None or sources is None else placeholder_names(graph, sources, call[0])
+        gm = _backend_graph.backend_graph_module(graph, targets, call and call[1], n_outputs)
+        kept = _backend_graph.without_unused(gm, len(names))
+    examples = [] if call is None else [_example(f, call[0].inputs, call[1]) for f in fetch]
     if call is None or any(e is None for e in examples):
         examples = [zeros(p.meta["shape"], dtype=p.meta["dtype"], requires_grad=p.meta["requires_grad"])
                     for p in graph.placeholders]
+    if kept is not None and len(kept) < len(graph.placeholders):  # (the fast path: all kept)
+        examples = [examples[i] for i in kept]
+        run = custom_runner_of(backend, gm, names, examples, call)
+        return (lambda tensors, sizes: run([tensors[i] for i in kept], sizes)) if names else \
+            (lambda tensors: run([tensors[i] for i in kept]))
+    return custom_runner_of(backend, gm, names, examples, call)
+
+
+def custom_runner_of(backend, gm, names, examples, call):
+    """``run(tensors[, sizes])``: the callable ``backend`` returns for ``gm`` and ``examples``
+    (after the size symbols' values at ``call``, its ``(world, sizes)``)."""
     compiled = backend(gm, [call[1][n] for n in names] + examples if names else examples)
     if not callable(compiled):
         raise TypeError(f"a compiler backend returns a callable; {backend!r} returned {compiled!r}")
     if names:
         return lambda tensors, sizes: list(compiled(*[sizes[n] for n in names], *tensors))
     return lambda tensors: list(compiled(*tensors))
+
+
+def state_before(backend, world):
+    """What :func:`first_run` sets back before the callable runs (a :class:`~.dynamic_ints.State`
+    of ``world``: the tensors the call may write, the random stream); None where ``backend`` is
+    a name (the first call keeps the recording's results)."""
+    return State(world) if is_custom(backend) else None
+
+
+def first_run(entry, cap, result, before, call):
+    """The results of the call that recorded ``cap`` (eager's, ``result``): as torch's, the
+    callable ``entry``'s backend returned runs from this first call. The recording already ran
+    the function on the real inputs, so the callable runs on them again after what the call
+    read is set back to ``before`` (:func:`state_before`): the tensors it wrote into (inputs,
+    buffers, parameters, optimizer state) and the random stream (its ops draw what the
+    recording drew), so that each write is made once, by the callable. Where that is not sound
+    the recording's results stand and the callable runs from the next call: a graph that sets
+    a ``.grad`` or runs a backward (accumulations the state does not undo) or writes into a
+    tensor with history (its ``grad_fn`` moved by the recording's write). ``call``: ``(inputs,
+    fn, args, kwargs, sizes)``, the entry's arguments."""
+    if before is None or entry.uncut or cap.grad_sets or cap.ran_backward:
+        return result
+    written = [entry.fetch[i](call[0], call[4]) for i in entry.mutated]
+    if any(t.grad_fn is not None for t in written):
+        return result
+    before.restore()  # (the versions of the tensors written count the recording's writes too)
+    return entry(*call)

@@ -19,7 +19,6 @@ import weakref
 
 import numpy as np
 
-from .._backend.sparse import SparseCOO
 from .._tensor import Tensor
 from ..nn.modules.module import Module
 from ..nn.parameter import is_lazy
@@ -27,13 +26,13 @@ from .._ops import core as _core
 from .._ops.args import caller_level
 from . import aot, replay
 from .backends import compile_graph, log_enabled
-from .custom_backend import custom_runner, is_custom
+from .custom_backend import custom_runner, first_run, is_custom, state_before
 from .capture import capture, input_names, unflatten
 from .config_module import ConfigPatch
 from .dynamic import capture_dynamic, marks as _marks, verify
 from .dynamic_ints import float_capture, int_symbols, static_ints
 from .traced_floats import fill_floats, float_guards, float_inputs, float_positions
-from .breaks import SPARSE
+from .breaks import SPARSE, sparse_argument as _sparse_argument
 from .exc import FailOnRecompileLimitHit, Unsupported
 from ..fx.experimental import dynamic_spec as _dynamic_spec  # imports this package back: read late
 from .guards import World, bind, first_difference, holds, snapshot, with_patterns
@@ -51,7 +50,6 @@ from .symbolic import symbol
 
 __all__ = ["compile", "OptimizedModule", "reset", "disable", "set_stance", "is_compiling", "counters",
            "config", "MODES", "BACKENDS"]
-
 
 
 class _Config:
@@ -85,7 +83,7 @@ def _log(kind, text):
 class _Entry:
     """One cached compilation: its guards and how to run a call that passes them. A dynamic
     graph's entry has ``ranges`` (its size symbols' ranges; None for a static graph); ``call``:
-    the capturing call's ``(inputs, sizes)``, a callable backend's example inputs."""
+    the capturing call's ``(world, sizes)``: a callable backend's example inputs and names."""
 
     def __init__(self, facts, cap, backend, options, ranges=None, call=None):
         self.facts, self.cap, self.ranges = facts, cap, ranges
@@ -120,9 +118,9 @@ class _Entry:
             self.run_forward, self.run_backward = compile_graph(graph), compile_graph(self.joint.backward)
             self.n_inputs, self.compile_graph, self.pruned = len(sources), compile_graph, {}
             return
-        self.joint = None
+        n_outputs, self.joint = self.joint and self.joint.n_outputs, None  # (the forward's first outputs: the user's)
         if is_custom(backend):  # the user's compiled callable, on tensors (autograd through it)
-            self.run, self.on_arrays = custom_runner(backend, graph, self.fetch, call), False
+            self.run, self.on_arrays = custom_runner(backend, graph, self.fetch, call, sources, n_outputs), False
         elif backend == "eager" or self.tape:
             self.run, self.on_arrays = replay.dispatch(graph), False
         elif backend == "aot_eager":
@@ -217,16 +215,6 @@ def _codegen(graph, options):
 _DATA = operator.attrgetter("_data")
 
 
-def _sparse_argument(args, kwargs):
-    """Whether a tensor argument is sparse: the compiler captures dense tensors only, so such a
-    call runs eagerly (torch's graph breaks on sparse tensors too; ``fullgraph=True`` raises
-    Unsupported, as torch's)."""
-    for a in (*args, *kwargs.values()):
-        if type(a) is Tensor and type(a._data) is SparseCOO:
-            return True
-    return False
-
-
 class _CompiledFunction:
     """What ``ember.compile(fn)`` returns: calls ``fn`` through the cache of captured graphs."""
 
@@ -303,6 +291,7 @@ class _CompiledFunction:
                     self._rechecking(world, args, kwargs)
                     return entry(world.inputs, fn, args, kwargs, sizes)
                 # the first call at new sizes runs eagerly, recorded, and must be the fitted graph
+                before = state_before(self._backend, world)  # (a callable backend's: first_run)
                 result, cap = capture(fn, args, kwargs, world, self._fullgraph)
                 reason = verify(entry.shape, sizes, cap)
                 limit = self._recompile_limit or config.recompile_limit
@@ -313,8 +302,9 @@ class _CompiledFunction:
                     counters["stats"]["unique_graphs"] += 1
                     self._entries.append(_Broken(facts, cap) if cap.breaks else
                                          _Entry(relevant(facts, cap), cap, self._backend, self._options,
-                                                call=(world.inputs, None)))
-                return result
+                                                call=(world, None)))
+                call = world.inputs, fn, args, kwargs, sizes
+                return result if reason else first_run(entry, cap, result, before, call)
         family = self._cache.family
         last = (self._entries or family.entries() or [None])[-1]
         reason = first_difference(last.facts, facts, last.ranges) if last else None
@@ -354,6 +344,7 @@ class _CompiledFunction:
         names = input_names(fn, args, kwargs) + [h[0] for h in held] if dims else None
         record = (lambda a, k: capture_dynamic(fn, a, k, world, self._fullgraph, dims, ranges, names, lambda text: _log(
             "dynamic", text))) if dims else lambda a, k: (*capture(fn, a, k, world, self._fullgraph), None, None)
+        before = state_before(self._backend, world)  # (a callable backend's callable runs at this call: first_run)
         result, cap, shape, static, symbols = float_capture(record, args, kwargs, world, floats)
         facts = float_guards(facts, symbols)  # (a float Python used keeps its guard, and is not traced again)
         # (an int specialised, not probed again at each new value)
@@ -363,7 +354,7 @@ class _CompiledFunction:
         if static is not None:  # the dynamic graph leaves this call's sizes out: a graph for them too
             counters["stats"]["unique_graphs"] += 1
             self._entries.append(_Entry(relevant(facts, static), static, self._backend, self._options,
-                                        call=(world.inputs, None)))
+                                        call=(world, None)))
         if cap.breaks:
             return self._broke(facts, cap, result)
         counters["stats"]["unique_graphs"] += 1
@@ -371,14 +362,17 @@ class _CompiledFunction:
         _log("guards", lambda: f"guards of {self._label}:\n" + "\n".join(f"  {n} == {v!r}"
                                                                        for n, v in relevant(facts, cap)))
         if shape is None:
-            entry = _Entry(relevant(facts, cap), cap, self._backend, self._options, call=(world.inputs, None))
+            sizes = None
+            entry = _Entry(relevant(facts, cap), cap, self._backend, self._options, call=(world, None))
             self._entries.append(rebind.remember(entry, world, counted=not alike))
         else:
             guarded = with_patterns(relevant(facts, cap), shape)
-            self._entries.append(_Entry(guarded, cap, self._backend, self._options, shape.ranges,
-                                        (world.inputs, bind(guarded, facts, shape.ranges))))
-            self._entries[-1].shape = shape
-        return result
+            sizes = bind(guarded, facts, shape.ranges)
+            entry = _Entry(guarded, cap, self._backend, self._options, shape.ranges, (world, sizes))
+            self._entries.append(entry)
+            entry.shape = shape
+        call = world.inputs, fn, args, kwargs, sizes
+        return result if static is not None else first_run(entry, cap, result, before, call)
 
     def _broke(self, facts, cap, result):
         """Returns ``result`` of a recording that met graph breaks, having split the function

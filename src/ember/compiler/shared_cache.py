@@ -85,7 +85,8 @@ def _code(fn):
     """The code object whose calls ``fn`` runs: a function's, a method's, a module's ``forward``'s
     for its ``__call__``; None for what has none (a built-in, a partial, a callable object)."""
     func = getattr(fn, "__func__", fn)
-    if isinstance(fn, types.MethodType) and isinstance(fn.__self__, Module) and func.__name__ == "__call__":
+    if isinstance(fn, types.MethodType) and isinstance(fn.__self__, Module) and func.__name__ in (
+            "__call__", "_call_impl"):  # (``Module.__call__`` is ``_call_impl``: every module's family was one)
         func = getattr(type(fn.__self__).forward, "__func__", type(fn.__self__).forward)
     return getattr(func, "__code__", None)
 

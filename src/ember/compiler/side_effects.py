@@ -14,12 +14,12 @@ import os
 import random
 import re
 import sys
-import threading
 import types
 from collections import deque
 
 import numpy as np
 
+from .._dispatch_state import OBSERVERS
 from .._tensor import Tensor
 from ..nn.modules import module as _module
 from ..nn.modules.module import Module
@@ -28,11 +28,13 @@ from ..autograd.graph import AccumulateGrad
 from ..optim.optimizer import Optimizer
 from .group_writes import group_state
 from .named_reads import direct_calls_only, requested_name
+from .patches import LIBRARIES as _LIBRARIES, from_user as _from_user
+from .quiet_ops import QuietOps, unwatched
 from .sources import history_nodes
 from .traced_ints import TRACING
 from .traced_reads import note_frame, note_math_calls
 
-__all__ = ["python_state", "global_names", "plain_object", "user_code", "user_class", "breaking_print", "breaking_io",
+__all__ = ["python_state", "global_names", "plain_object", "user_code", "user_class", "breaking_io",
            "unreplayable", "aliased_results", "opaque_reads", "GLOBALS_SEEN", "unread_attributes", "checked_reads"]
 
 
@@ -46,7 +48,12 @@ def python_state(world, stamp=False):
     call, as under torch.compile), the input and free tensors' ``requires_grad`` (``x.requires_grad_()``:
     a replay would leave it False), grad mode (``set_grad_enabled(False)`` left on); after the call (in a recording), also the globals of the
     other user code it ran (their contents when first called: :func:`breaking_io`). A
-    difference before and after a recording is a side effect a replay would skip."""
+    difference before and after a recording is a side effect a replay would skip. Computed with a
+    recording's hook off (:func:`.quiet_ops.unwatched`): these reads are ember's, not the call's."""
+    return unwatched(_io_hook, _python_state, world, stamp)
+
+
+def _python_state(world, stamp):
     state = {"Python's random stream (random.seed)": random.getstate(),
              "NumPy's global random stream (numpy.random.seed)": _numpy_stream()}
     fn = inspect.unwrap(getattr(world.fn, "__func__", world.fn))
@@ -75,43 +82,9 @@ def python_state(world, stamp=False):
     return state
 
 
-def breaking_print(graph_break):
-    """Makes ``print`` and writes to ``sys.stdout``/``sys.stderr`` graph breaks while a call is
-    recorded: a replay would not print, so the statement runs eagerly on every call (and
-    ``fullgraph=True`` raises Unsupported, as torch's dynamo does: "Failed to trace builtin
-    operator"). The streams are wrapped too, so ``sys.stdout.write(...)`` and a ``print``
-    bound to another name before the call (``log = print``), ``pprint``, a warning shown or a
-    logging handler writing to the stream at the time break as well (torch's dynamo does not
-    trace into those either). Only the recording thread's calls from user code or the standard
-    library count (not ember's, NumPy's...). Returns the function
-    restoring ``builtins.print`` and the streams (a stream the call replaced stays)."""
-    original, thread = builtins.print, threading.get_ident()
-
-    def user_call(reason):  # (frame 2: the caller of print or of a stream's write)
-        caller = sys._getframe(2).f_globals.get("__name__") or ""
-        if threading.get_ident() == thread and caller.partition(".")[0] not in _LIBRARIES:
-            graph_break(reason)
-
-    def traced_print(*args, **kwargs):
-        user_call("print() is a Python side effect (a replay would not print)")
-        return original(*args, **kwargs)  # (its write to a wrapped stream comes from ember: no break)
-    streams = {name: _BreakingStream(getattr(sys, name), user_call) for name in ("stdout", "stderr")
-               if getattr(sys, name) is not None}
-    setattr(builtins, "print", traced_print)
-    for name, stream in streams.items():
-        setattr(sys, name, stream)
-
-    def restore():
-        setattr(builtins, "print", original)
-        for name, stream in streams.items():
-            if getattr(sys, name) is stream:
-                setattr(sys, name, stream._stream)
-    return restore
-
-
 def breaking_io(graph_break):
     """Makes input and output from user code graph breaks while a call is recorded, as
-    :func:`breaking_print` does for printing: ``open()``, a method of a file or in-memory stream
+    :func:`.patches.breaking_print` does for printing: ``open()``, a method of a file or in-memory stream
     (``buf.write("a")``, ``fh.read()``, ``flush``...) and the functions of ``os`` are C calls a
     replay would not repeat (the write would happen once, at the recording; torch's dynamo breaks
     there too), seen by a profile function on the recording thread (``sys.setprofile``; calls from
@@ -127,8 +100,11 @@ def breaking_io(graph_break):
     _BEFORE.append(_LAST_STATE[0] if _LAST_STATE[0] is not None else {})
     if len(_RECORDINGS) == 1:
         sys.setprofile(_io_hook)
+    quiet = QuietOps(_io_hook)  # (off inside ember's ops: quiet_ops.py)
+    OBSERVERS.append(quiet)  # (before the tracer: its op_exit runs quiet too)
 
     def restore():
+        OBSERVERS.remove(quiet)
         i = _RECORDINGS.index(graph_break)
         del _RECORDINGS[i]
         run, seen, _ = _RUN.pop(i), _GLOBALS.pop(i), _BEFORE.pop(i)
@@ -137,8 +113,7 @@ def breaking_io(graph_break):
             _RUN[-1].update(run)
             _RUN[-1][_REQUESTED] = requested
             _GLOBALS[-1].extend(seen)
-        else:
-            sys.setprofile(None)
+        sys.setprofile(_io_hook if _RUN else None)  # (the outer's back, were an op's exit skipped)
         GLOBALS_SEEN[:] = [(names, name) for _, names, name in seen]
         return names_read(run)
     return restore
@@ -318,7 +293,7 @@ def _io_hook(frame, event, fn):
                         before[key] = _contents(names[name])
                         _GLOBALS[-1].append((key, names, name))
     if event == "c_call":
-        if _RUN and any(fn is r for r in _READERS) and _from_user(frame):  # (``g = getattr``, ``g(self, n)``)
+        if _RUN and fn in _READERS and _from_user(frame):  # (``g = getattr``, ``g(self, n)``)
             name = requested_name(frame, fn) if fn is not vars else None
             if name is None:
                 _RUN[-1][_COMPUTED] = True
@@ -351,49 +326,17 @@ def _own_module(frame):
     return frame.f_globals.get("__name__", "").partition(".")[0]
 
 
-def _from_user(frame):
-    """Whether ``frame`` runs for user code: the user's own, or the standard library's called
-    from it (``json.dump(obj, fh)`` writes from json's frame), not ember's, NumPy's..."""
-    while frame is not None:
-        top = _own_module(frame)
-        if top not in sys.stdlib_module_names:
-            return top not in _LIBRARIES
-        frame = frame.f_back
-    return False
-
-
 def _io_call(fn):
-    """How a C function doing input or output is named in a graph break's reason, or None."""
+    """How a C function doing input or output (or warning) is named in a graph break's reason, or None."""
     owner = getattr(fn, "__self__", None)
     if isinstance(owner, io.IOBase):
         return f"{type(owner).__name__}.{fn.__name__}()"
-    if fn is builtins.open or fn is io.open:
-        return "open()"
+    if fn is builtins.open or fn is io.open or getattr(fn, "__module__", None) == "_warnings" and fn.__name__ in (
+            "warn", "warn_explicit"):  # (a warning: shown, recorded or raised once; torch's dynamo breaks too)
+        return "open()" if fn.__name__ == "open" else f"warnings.{fn.__name__}()"
     if (owner is os or getattr(fn, "__module__", None) == os.name) and fn.__name__ not in _PURE_OS:
         return f"os.{fn.__name__}()"  # (os's C functions live in posix or nt)
     return None
-
-
-_WRITE = "a write to sys.stdout or sys.stderr is a Python side effect (a replay would not write it)"
-
-
-class _BreakingStream:
-    """``sys.stdout``/``sys.stderr`` while a call is recorded: its writes are graph breaks (see
-    :func:`breaking_print`); everything else is the stream's."""
-
-    def __init__(self, stream, user_call):
-        self._stream, self._user_call = stream, user_call
-
-    def write(self, text):
-        self._user_call(_WRITE)
-        return self._stream.write(text)
-
-    def writelines(self, lines):
-        self._user_call(_WRITE)
-        return self._stream.writelines(lines)
-
-    def __getattr__(self, name):
-        return getattr(self._stream, name)
 
 
 def _numpy_stream():
@@ -422,7 +365,6 @@ def user_class(cls):
     return (getattr(cls, "__module__", None) or "").partition(".")[0] not in _LIBRARIES
 
 
-_LIBRARIES = {"ember", "numpy", "scipy", "torch", "functools", "builtins", "threadpoolctl", "ml_dtypes"}
 _NOT_USER = frozenset(_LIBRARIES | sys.stdlib_module_names)  # modules whose frames are no user code
 
 
@@ -532,14 +474,9 @@ def _reached(world):
     return {id(o) for o in objects}
 
 
+@functools.lru_cache(maxsize=None)
 def _global_names(code):
-    found = _NAMES.get(code)
-    if found is None:
-        found = _NAMES[code] = tuple(dict.fromkeys(global_names(code)))
-    return found
-
-
-_NAMES = {}  # code object -> its global names
+    return tuple(dict.fromkeys(global_names(code)))
 
 
 def _small(value):

@@ -30,10 +30,10 @@ import operator
 import os
 import sys
 import sysconfig
-import threading
 
 import numpy as np
 
+from .patches import patch, unpatch
 from .structure import EMBER_DIR, user_frame
 from .symbolic import Expr, minimum, subexpressions
 
@@ -330,37 +330,16 @@ def _traced_math(name, original):
     return traced
 
 
-# (module, name) -> [its original, how many recordings patched it]: the first to start puts the tracing
-# version in, the last to end puts the original back (two threads' recordings may end in either order)
-_PATCHED, _PATCHING = {}, threading.Lock()
-
-
-def _patch(module, names, tracing):
-    with _PATCHING:
-        for name in names:
-            held = _PATCHED.setdefault((module, name), [None, 0])
-            if held[1] == 0:
-                held[0] = getattr(module, name)
-                setattr(module, name, tracing(name, held[0]))
-            held[1] += 1
-    return {name: _PATCHED[module, name][0] for name in names}
-
-
 def patch_math():
     """Puts tracing versions of :data:`MATH`'s functions into ``math`` (a float argument traced:
     ``math.sqrt(lr)`` is traced too); returns what :func:`unpatch_math` puts back."""
-    return _patch(math, MATH, _traced_math)
+    return patch(math, MATH, _traced_math)
 
 
 def unpatch_math(saved, module=math):
     """Puts back ``math``'s functions (:func:`patch_math`), or ``module``'s, once the last
-    recording that patched them ends."""
-    with _PATCHING:
-        for name in saved:
-            held = _PATCHED[module, name]
-            held[1] -= 1
-            if held[1] == 0:
-                setattr(module, name, held[0])
+    recording that patched them ends (:func:`.patches.unpatch`)."""
+    unpatch(saved, module)
 
 
 def _traced_minmax(name, original):
@@ -388,7 +367,7 @@ def patch_minmax():
     arguments are traced: ``min(k, 8)``, ``max(k, j)`` of traced ints and ints, called from the
     user's code, is a traced int (torch's ``sym_min``), not two comparisons; returns what
     :func:`unpatch_math` puts back (with ``module=builtins``)."""
-    return _patch(builtins, ("min", "max"), _traced_minmax)
+    return patch(builtins, ("min", "max"), _traced_minmax)
 
 
 for _name in dir(float):

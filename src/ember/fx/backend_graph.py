@@ -14,6 +14,11 @@ nodes before the output. Each node's ``meta`` holds the captured ``shape``, ``dt
 ``meta`` device (torch's is a FakeTensor on the real device). Ops the function ran under a
 ``no_grad`` or ``enable_grad`` of its own sit between ``set_grad_enabled`` calls, as torch's
 sit between ``torch._C._set_grad_enabled`` calls.
+
+A graph with size symbols (dynamic shapes) takes, as torch's, one int placeholder per symbol
+(``s0``, ``s1``) before the tensors; sizes its ops read (``2*s0`` in a reshape, ``x / s0``)
+are ``call_function`` nodes of ``operator.mul``, ``add``, ``floordiv``... over them, as torch's
+SymInt arithmetic.
 """
 import operator
 import sys
@@ -22,10 +27,11 @@ from .._ops.core import apply, reads_indices, write_into
 from ..autograd.grad_mode import set_grad_enabled
 from ..compiler.graph import Node as _IRNode, Subgraph, _snake
 from ..compiler.replay import _arrays, _tensors, dispatch
+from ..compiler.symbolic import _OPERATOR as _SIZE_OPERATORS, Cond, Expr, evaluate
 from .graph import Graph
 from . import graph_module as _graph_module  # (the module: graph_module imports the compiler, which imports this)
 
-__all__ = ["OpCall", "copy_into", "backend_graph_module"]
+__all__ = ["OpCall", "copy_into", "backend_graph_module", "handed_as_fx", "without_unused"]
 
 _UNARY = ("Abs Acos Asin Atan Ceil Cos Cosh Erf Exp Expm1 Floor Frac Log Log10 Log1p Log2 Neg Reciprocal "
           "Rsqrt Sigmoid Sign Sin Sinh Sqrt Tan Tanh Trunc").split()
@@ -70,7 +76,7 @@ def _plain(value):
     None, dtypes and tuples/lists of them (not arrays held by the graph)."""
     if isinstance(value, (tuple, list)):
         return all(_plain(v) for v in value)
-    return value is None or isinstance(value, (_IRNode, bool, int, float, complex, str)) or \
+    return value is None or isinstance(value, (_IRNode, Expr, bool, int, float, complex, str)) or \
         isinstance(value, sys.modules["ember"].dtype)
 
 
@@ -118,24 +124,63 @@ def _fused(graph):
     return found
 
 
-def _mapped(value, env):
+def _size(fx, expr, env, sizes):
+    """The node computing the size expression ``expr`` from the symbols' placeholders
+    (``env[name]``), one per expression; its ``example_value`` the int at ``sizes``."""
+    if expr.op == "sym":
+        return env[expr.args[0]]
+    if expr not in env:
+        args = tuple(_size(fx, a, env, sizes) if isinstance(a, Expr) else a for a in expr.args)
+        env[expr] = fx.call_function(_SIZE_OPERATORS[expr.op], args)
+        if sizes:
+            env[expr].meta["example_value"] = evaluate(expr, sizes)
+    return env[expr]
+
+
+def _mapped(value, env, fx=None, sizes=None):
     if isinstance(value, _IRNode):
         return env[value]
+    if isinstance(value, Expr):
+        return _size(fx, value, env, sizes)
     if isinstance(value, (tuple, list)):
-        return type(value)(_mapped(v, env) for v in value)
+        return type(value)(_mapped(v, env, fx, sizes) for v in value)
     if isinstance(value, dict):
-        return {k: _mapped(v, env) for k, v in value.items()}
+        return {k: _mapped(v, env, fx, sizes) for k, v in value.items()}
+    if isinstance(value, slice):
+        return slice(*(_mapped(v, env, fx, sizes) for v in (value.start, value.stop, value.step)))
     if isinstance(value, Subgraph):
         return dispatch(value.graph)
     return value
 
 
-def _describe(node, meta):
-    """``node.meta``: the captured node's ``meta`` and, where it has a shape, ``example_value``."""
+def _describe(node, meta, sizes):
+    """``node.meta``: the captured node's ``meta`` and, where it has a shape (known at
+    ``sizes``, the capturing call's, where it has symbols), ``example_value``."""
     node.meta.update(meta)
-    if "shape" in meta:
+    if "shape" in meta and (sizes or not any(isinstance(d, Expr) for d in meta["shape"])):
         node.meta["example_value"] = sys.modules["ember"].empty(
-            meta["shape"], dtype=meta["dtype"], device="meta", requires_grad=meta["requires_grad"])
+            evaluate(meta["shape"], sizes or {}), dtype=meta["dtype"], device="meta",
+            requires_grad=meta["requires_grad"])
+
+
+def _leaves(value):
+    if isinstance(value, (tuple, list)):
+        for v in value:
+            yield from _leaves(v)
+    elif isinstance(value, dict):
+        yield from _leaves(list(value.values()))
+    elif isinstance(value, slice):
+        yield from (value.start, value.stop, value.step)
+    else:
+        yield value
+
+
+def handed_as_fx(graph):
+    """Whether :func:`backend_graph_module` builds ``graph``: a graph with size symbols whose
+    control-flow nodes' subgraphs or size conditions the nodes cannot carry is handed as
+    captured (:class:`~ember.fx.graph_module.SizedGraphModule`)."""
+    return not graph.symbols or not any(isinstance(v, (Subgraph, Cond)) or hasattr(n.target, "dispatch")
+                                        for n in graph.nodes for v in _leaves((n.args, n.kwargs)))
 
 
 def _grad_mode_switch(fx, mode, wanted):
@@ -148,13 +193,21 @@ def _grad_mode_switch(fx, mode, wanted):
     return wanted
 
 
-def backend_graph_module(graph):
-    """The :class:`~ember.fx.GraphModule` a callable backend gets for the captured ``graph``
-    (without size symbols): ``forward(*placeholders' tensors)`` returns the outputs' tuple."""
+def backend_graph_module(graph, targets=None, sizes=None, n_outputs=None):
+    """The :class:`~ember.fx.GraphModule` a callable backend gets for the captured ``graph``:
+    ``forward(*sizes, *placeholders' tensors)`` returns the outputs' tuple, one int per size
+    symbol first (``graph.symbols``; ``sizes``: their values at the capturing call, shown in
+    the nodes' ``example_value``). ``targets``: the placeholders' targets (torch's names,
+    :mod:`ember.compiler.torch_names`; default ``L_<name>_``), each node named as torch's,
+    its target in lower case. ``n_outputs``: how many of the graph's outputs it returns (all)."""
     fx, env = Graph(), {}
-    for p in graph.placeholders:
-        env[p] = fx.create_node("placeholder", f"L_{p.name}_", name=f"l_{p.name}_")
-        _describe(env[p], p.meta)
+    for name in graph.symbols:
+        env[name] = fx.create_node("placeholder", name, name=name)
+        if sizes:
+            env[name].meta["example_value"] = sizes[name]
+    for p, target in zip(graph.placeholders, targets or [f"L_{p.name}_" for p in graph.placeholders]):
+        env[p] = fx.create_node("placeholder", target, name=target.lower())
+        _describe(env[p], p.meta, sizes)
     fused, mode = _fused(graph), None  # (None: the grad mode the call was made under)
     for n in graph.nodes:
         if n.op != "call_op" or n in fused:
@@ -165,11 +218,25 @@ def backend_graph_module(graph):
         if call is None or call[0] is None:
             call, name = (OpCall(n.target, n.name), n.args, n.kwargs), n.name
         target, args, kwargs = call
+        args, kwargs = _mapped(tuple(args), env, fx, sizes), _mapped(kwargs, env, fx, sizes)
         env[n] = fx.create_node("call_method" if isinstance(target, str) else "call_function", target,
-                                _mapped(tuple(args), env), _mapped(kwargs, env), name=name)
-        _describe(env[n], n.meta)
+                                args, kwargs, name=name)
+        _describe(env[n], n.meta, sizes)
     _grad_mode_switch(fx, mode, None)
     for p, v in graph.mutations:
         fx.call_function(copy_into, (env[p], _mapped(v, env)))
-    fx.output(tuple(_mapped(v, env) for v in graph.outputs))
+    fx.output(tuple(_mapped(v, env) for v in graph.outputs[:n_outputs]))
     return _graph_module.GraphModule({}, fx)
+
+
+def without_unused(gm, n_symbols):
+    """Erases the tensor placeholders (after the ``n_symbols`` sizes') of ``gm`` that no node
+    reads, as torch's dynamo prunes unused inputs; returns the kept ones' positions."""
+    nodes = [n for n in gm.graph.nodes if n.op == "placeholder"][n_symbols:]
+    kept = [i for i, n in enumerate(nodes) if n.users]
+    if len(kept) < len(nodes):
+        for n in nodes:
+            if not n.users:
+                gm.graph.erase_node(n)
+        gm.recompile()
+    return kept

@@ -166,7 +166,7 @@ def record(key, lib_key, plan, regions, gemms, slots, convs):
     for node, loc in plan.loc.items():
         slot = slot_of.get(id(loc.storage.resolve()))
         if loc.storage.node is node and slot is not None:  # a placeholder's or buffer's own value
-            locs.append([index[node], slot, list(loc.shape), loc.dtype.str])
+            locs.append([index[node], slot, list(loc.shape), loc.dtype.str, list(loc.strides), loc.offset])
     payload = {
         "library": lib_key,
         "slots": [[i, s.kind, None if s.node is None else index[s.node], list(s.shape), s.dtype.str]
@@ -177,7 +177,8 @@ def record(key, lib_key, plan, regions, gemms, slots, convs):
         "regions": [[kernel_index[id(k)] for k in r] for r in regions],
         "gemms": [[fname, list(shape), kernel_index[id(k)]] for fname, shape, k in gemms],
         "convs": [[fname, kernel_index[id(k)]] for fname, k in convs],
-        "c_outputs": [index[o] for o in graph.outputs if isinstance(o, Node) and plan.kind.get(o) is not None],
+        "c_outputs": [[index[o], plan.kind[o]] for o in graph.outputs if isinstance(o, Node) and plan.kind.get(o) is not None],
+        "scatter_sums": [index[n] for n in plan.scatter_sums],  # (their buffers' layout is permuted)
         "in_place": [[index[v], index[p]] for v, p in plan.in_place.items()],
     }
     text = json.dumps(payload, separators=(",", ":"))
@@ -187,8 +188,9 @@ def record(key, lib_key, plan, regions, gemms, slots, convs):
 def load(key, graph):
     """``(library key, plan, regions, gemms, slots, convs)`` from the record of ``key``, or None when
     it is missing, corrupt or was edited (then the caller rebuilds and rewrites it). The plan
-    holds what the driver reads: locations of placeholders and buffers, kernels, outputs in
-    C's memory, values written in place."""
+    holds what the driver reads: locations of placeholders and buffers (strides and offsets:
+    an output owning its buffer is handed out uncopied, as in the process that built it), kernels,
+    outputs in C's memory and their kinds, gradient sums laid out permuted, values written in place."""
     try:
         record = json.loads(_record(key).read_text())
         text = record["payload"]
@@ -201,12 +203,12 @@ def load(key, graph):
         for i, kind, n, shape, dtype in payload["slots"]:
             slots[i] = Storage(kind, None if n is None else nodes[n], shape, np.dtype(dtype))
             slots[i].index = i
-        for n, slot, shape, dtype in payload["locs"]:
+        for n, slot, shape, dtype, strides, offset in payload["locs"]:
             storage = slots[slot]
             if storage.node is not nodes[n]:  # this node's buffer is another's, reused
                 storage = Storage("buffer", nodes[n], shape, np.dtype(dtype))
                 storage.alias = slots[slot]
-            plan.loc[nodes[n]] = Loc(storage, shape, (), np.dtype(dtype))
+            plan.loc[nodes[n]] = Loc(storage, shape, strides, np.dtype(dtype), offset)
         for kind, members, epilogue in payload["kernels"]:
             kernel = Kernel(kind, [nodes[n] for n in members])
             if epilogue is not None:
@@ -214,7 +216,8 @@ def load(key, graph):
             plan.kernels.append(kernel)
         regions = [[plan.kernels[k] for k in r] for r in payload["regions"]]
         gemms = [(fname, tuple(shape), plan.kernels[k]) for fname, shape, k in payload["gemms"]]
-        plan.kind = {nodes[n]: "c" for n in payload["c_outputs"]}
+        plan.kind = {nodes[n]: kind for n, kind in payload["c_outputs"]}
+        plan.scatter_sums = {nodes[n]: None for n in payload["scatter_sums"]}
         plan.in_place = {nodes[v]: nodes[p] for v, p in payload["in_place"]}
         convs = [(fname, plan.kernels[k]) for fname, k in payload["convs"]]
         return payload["library"], plan, regions, gemms, slots, convs

@@ -28,10 +28,17 @@ __all__ = ["batch_norm", "instance_norm", "group_norm", "layer_norm", "rms_norm"
 _BATCH_NORM_NODE, _LAYER_NORM_NODE = "NativeBatchNormBackward0", "NativeLayerNormBackward0"
 
 
-def _check_same_dtype(input, *tensors):
-    for t in tensors:
-        if t is not None and t.dtype is not input.dtype:
-            raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
+def _mixed_dtype(input, *tensors):
+    """Whether ``input`` is float16/bfloat16 and the parameters (``tensors``, None skipped) float32:
+    torch's CPU kernels take that mix ("mixed dtype") and compute in float32, returning the input's
+    type; other parameters of a type not the input's raise its RuntimeError."""
+    given = [t for t in tensors if t is not None and t.dtype is not input.dtype]
+    if not given:
+        return False
+    if input.dtype in (_dtype.float16, _dtype.bfloat16) and all(t.dtype is _dtype.float32 for t in tensors
+                                                                  if t is not None):
+        return True
+    raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type of Float")
 
 
 def _check_channels(channels, **tensors):
@@ -84,7 +91,9 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     _check_channels(channels, running_mean=running_mean, running_var=running_var, weight=weight,
                     bias=bias)
     float_only(input, "batch_norm")
-    _check_same_dtype(input, running_mean, running_var, weight, bias)
+    if _mixed_dtype(input, running_mean, running_var, weight, bias):
+        return batch_norm(input.float(), running_mean, running_var, weight, bias, training, momentum,
+                          eps).to(input.dtype)
     if not training:
         if running_mean is None:
             raise RuntimeError("running_mean must be defined in evaluation mode")
@@ -165,6 +174,9 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
         if n is not None and n != planes:
             raise RuntimeError(f"{name} should contain {planes} elements not {n}")
     float_only(input, "batch_norm")
+    if _mixed_dtype(input, running_mean, running_var, weight, bias):
+        return instance_norm(input.float(), running_mean, running_var, weight, bias, use_input_stats, momentum,
+                             eps).to(input.dtype)
     if not use_input_stats:
         if running_mean is None or running_var is None:
             raise RuntimeError("Expected running_mean and running_var to be defined when "
@@ -204,7 +216,8 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05):
                                f"in input, but got {name} of shape {list(t.shape)} and input of shape "
                                f"{list(input.shape)}")
     float_only(input, "group_norm")
-    _check_same_dtype(input, weight, bias)
+    if _mixed_dtype(input, weight, bias):
+        return group_norm(input.float(), num_groups, weight, bias, eps).to(input.dtype)
     grouped = input.reshape(n, num_groups, channels // num_groups, -1)
     mean, var = apply(_norm.NormStats, grouped, axes=(2, 3))
     out = apply(_norm.Normalize, grouped, mean, var, weight, bias, axes=(2, 3), eps=eps,
@@ -249,7 +262,8 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05):
     else:
         axes = _normalized_axes(input, normalized_shape, weight, bias, star=True)
     float_only(input, "LayerNormKernelImpl")
-    _check_same_dtype(input, weight, bias)
+    if _mixed_dtype(input, weight, bias):
+        return layer_norm(input.float(), normalized_shape, weight, bias, eps).to(input.dtype)
     if not recording(input, weight, bias):
         return named(apply(_norm.Normalize, input, None, None, weight, bias, axes=axes, eps=eps,
                            layout="row_major"), _LAYER_NORM_NODE)

@@ -1,0 +1,128 @@
+"""What a recording swaps into other modules while it runs (``math.sqrt``, ``builtins.min``,
+``print``, ``sys.stdout``), counted under one lock: the first recording to start installs the
+swapped version, the last to end puts the original back, so recordings on several threads,
+ending in either order, leave the originals in place (a per-recording restore could leave
+one recording's version installed for good).
+"""
+import builtins
+import sys
+import threading
+
+__all__ = ["patch", "unpatch", "breaking_print", "from_user", "LIBRARIES"]
+
+# the top-level packages whose code is no user code (its calls, prints and reads are not the user's)
+LIBRARIES = {"ember", "numpy", "scipy", "torch", "functools", "builtins", "threadpoolctl", "ml_dtypes"}
+
+# (module, name) -> [its original, how many recordings patched it, the version installed]
+_PATCHED, _PATCHING = {}, threading.Lock()
+
+
+def patch(module, names, tracing):
+    """Installs ``tracing(name, original)`` as each of ``module``'s ``names`` unless a running
+    recording already did; returns what :func:`unpatch` takes (``{name: original}``)."""
+    with _PATCHING:
+        for name in names:
+            held = _PATCHED.setdefault((module, name), [None, 0, None])
+            if held[1] == 0:
+                held[0] = getattr(module, name)
+                held[2] = tracing(name, held[0])
+                setattr(module, name, held[2])
+            held[1] += 1
+    return {name: _PATCHED[module, name][0] for name in names}
+
+
+def unpatch(saved, module):
+    """Ends one recording's :func:`patch` of ``module``'s names (``saved``): the last to end
+    puts the originals back where the installed versions still are (one the user's code
+    replaced meanwhile, ``sys.stdout = buf``, stays)."""
+    with _PATCHING:
+        for name in saved:
+            held = _PATCHED[module, name]
+            held[1] -= 1
+            if held[1] == 0 and getattr(module, name) is held[2]:
+                setattr(module, name, held[0])
+
+
+# thread id -> the ``graph_break`` of each recording running on it, the innermost last
+_PRINTING = {}
+
+
+def breaking_print(graph_break):
+    """Makes ``print`` and writes to ``sys.stdout``/``sys.stderr`` graph breaks while a call is
+    recorded: a replay would not print, so the statement runs eagerly on every call (and
+    ``fullgraph=True`` raises Unsupported, as torch's dynamo does: "Failed to trace builtin
+    operator"). The streams are wrapped too, so ``sys.stdout.write(...)`` and a ``print``
+    bound to another name before the call (``log = print``), ``pprint``, a warning shown or a
+    logging handler writing to the stream at the time break as well (torch's dynamo does not
+    trace into those either). Only calls from user code or the standard library called from it
+    count (not ember's, NumPy's...), and each breaks the innermost recording of its own thread. Returns
+    the function ending it (:func:`unpatch`: a stream the call replaced stays)."""
+    thread = threading.get_ident()
+    with _PATCHING:
+        _PRINTING.setdefault(thread, []).append(graph_break)
+    printing, streams = patch(builtins, ("print",), _traced_print), patch(sys, ("stdout", "stderr"), _breaking_stream)
+
+    def restore():
+        unpatch(printing, builtins)
+        unpatch(streams, sys)
+        with _PATCHING:
+            breaks = _PRINTING[thread]
+            del breaks[next(i for i in range(len(breaks) - 1, -1, -1) if breaks[i] is graph_break)]
+            if not breaks:
+                del _PRINTING[thread]
+    return restore
+
+
+def from_user(frame):
+    """Whether ``frame`` runs for user code: the user's own, or the standard library's called
+    from it (``json.dump(obj, fh)`` writes from json's frame), not ember's, NumPy's..."""
+    while frame is not None:
+        top = (frame.f_globals.get("__name__") or "").partition(".")[0]
+        if top not in sys.stdlib_module_names:
+            return top not in LIBRARIES
+        frame = frame.f_back
+    return False
+
+
+def _user_call(reason):
+    """The recording on this thread breaks with ``reason`` when the call came from the user's
+    code (frame 2: the caller of ``print`` or of a stream's write), or from the standard library
+    called from it: not an op's warning shown by ``warnings`` for ember (``affine_grid``'s: once,
+    as eagerly; torch's dynamo keeps it in the graph, no break)."""
+    breaks = _PRINTING.get(threading.get_ident())
+    if breaks and from_user(sys._getframe(2)):
+        breaks[-1](reason)
+
+
+def _traced_print(name, original):
+    def traced_print(*args, **kwargs):
+        _user_call("print() is a Python side effect (a replay would not print)")
+        return original(*args, **kwargs)  # (its write to a wrapped stream comes from ember: no break)
+    traced_print.__name__, traced_print.__doc__ = name, original.__doc__
+    return traced_print
+
+
+def _breaking_stream(name, stream):
+    return None if stream is None else _BreakingStream(stream)
+
+
+_WRITE = "a write to sys.stdout or sys.stderr is a Python side effect (a replay would not write it)"
+
+
+class _BreakingStream:
+    """``sys.stdout``/``sys.stderr`` while a call is recorded: its writes are graph breaks (see
+    :func:`breaking_print`); everything else is the stream's."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def write(self, text):
+        _user_call(_WRITE)
+        return self._stream.write(text)
+
+    def writelines(self, lines):
+        _user_call(_WRITE)
+        return self._stream.writelines(lines)
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
