@@ -8,6 +8,14 @@ the replays used the recording's ``lr`` while the scheduler moved on (losses and
 from the 3rd call of a ``CosineAnnealingLR`` loop). torch guards the value it reads (a graph
 per value, then eager at its recompile limit). Such a read from the user's code now keeps that
 optimizer's hyperparameters guarded by value (``group_writes.watched_groups``).
+
+Side effects a replay skipped: ``x.requires_grad_()`` on an input (replays left it False: a
+gradient penalty step, WGAN-GP's, raised "element 0 of tensors does not require grad" from the
+3rd call), and ``set_grad_enabled(False)`` called as a function and left so (replays put grad
+mode back on). Both are graph breaks now (``side_effects.python_state``). A step that ran
+``autograd.grad(z, x, retain_graph=True)`` and returned ``z``: replays returned ``z`` requiring no
+grad (``z.backward()`` raised); a break now (``aot.retained_history``). A loaded LSTM trace at
+another sequence length still fails (xfail).
 """
 import pytest
 
