@@ -138,3 +138,21 @@ def test_a_saved_lstm_trace_runs_at_other_sequence_lengths(tmp_path):
     loaded = ember.jit.load(str(tmp_path / "lstm.pt"))
     x = ember.randn(2, 7, 3)
     assert (loaded(x)[0] - lstm(x)[0]).abs().max().item() < 1e-6
+
+
+@pytest.mark.parametrize("write", ["result", "view"])
+def test_an_in_place_write_into_a_result_its_backward_reads_raises_as_eager(write):
+    """``y = x.exp()`` returned (its backward reads ``y``), then ``y.mul_(2)`` or a write into a
+    view of it before ``backward()``: eager and torch raise; replays gave gradients of the
+    written values (wrong numbers, silently)."""
+    def f(x):
+        y = x.exp()
+        return y, y[1]
+
+    g = ember.compile(f)
+    for lib, fn in ((ember, f), (ember, g), (ember, g), (ember, g), (torch, f)):
+        x = lib.linspace(0, 1, 4).reshape(2, 2).requires_grad_()
+        y, row = fn(x)
+        y.mul_(2) if write == "result" else row.zero_()
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            y.sum().backward()

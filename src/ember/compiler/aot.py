@@ -14,6 +14,7 @@ A call made under ``no_grad`` whose function computes under ``enable_grad`` reco
 backward too, and its replays attach that node under ``enable_grad`` (:func:`apply_compiled`).
 """
 import copy
+import weakref
 
 import numpy as np
 
@@ -110,6 +111,8 @@ class Joint:
         self.reads_mutated = _reads_mutated(forward)
         self.recorded = None                # (forward, backward) through the dispatcher, when asked
         self.enables_grad = enables_grad(forward)
+        saved = set(map(id, forward.outputs[n_outputs:]))  # results the backward reads: a write into one is checked
+        self.saved_results = [i for i, v in enumerate(forward.outputs[:n_outputs]) if id(v) in saved]
 
 
 def retained_history(result, ran_backward, limit=100_000):
@@ -314,6 +317,7 @@ class CompiledGraph(Function):
                         for a, layout in zip(results[:n], runner.layouts))
         ctx.output_shapes = [t._data.shape for t, o in zip(outputs, runner.joint.forward.outputs)
                              if o.meta.get("requires_grad")]
+        ctx.results = [(weakref.ref(outputs[i]), outputs[i]._versions) for i in runner.joint.saved_results]
         # those eager gives without grad (x.t() of an input not requiring it) stay so, as torch's
         ctx.mark_non_differentiable(*[t for t, o in zip(outputs, runner.joint.forward.outputs)
                                       if not o.meta.get("requires_grad")])
@@ -342,7 +346,15 @@ class CompiledGraph(Function):
 
 def _check_versions(ctx, inputs):
     """torch's RuntimeError when one of the call's ``inputs`` (positions; none the graph writes
-    itself) was written in place since the call: the backward would read its new values."""
+    itself) or a result the backward reads (``y`` of ``y = x.exp()``) was written in place since
+    the call: the backward would read its new values."""
+    for ref, versions in ctx.results:
+        if versions[0] != 0:
+            t = ref()
+            if t is None:  # (only a view of it is left: named as a tensor of that version)
+                t = Tensor._make(np.zeros(()))
+                t._versions = versions
+            raise modified_error(t, 0, t._grad_fn)
     for i in inputs:
         t, version = ctx.inputs[i], ctx.versions[i]
         if t._versions[0] != version:
