@@ -14,8 +14,8 @@ gradient penalty step, WGAN-GP's, raised "element 0 of tensors does not require 
 3rd call), and ``set_grad_enabled(False)`` called as a function and left so (replays put grad
 mode back on). Both are graph breaks now (``side_effects.python_state``). A step that ran
 ``autograd.grad(z, x, retain_graph=True)`` and returned ``z``: replays returned ``z`` requiring no
-grad (``z.backward()`` raised); a break now (``aot.retained_history``). A loaded LSTM trace at
-another sequence length still fails (xfail).
+grad (``z.backward()`` raised); a break now (``aot.retained_history``). A loaded LSTM or GRU
+trace runs at other sequence lengths (since RNN27 a padded sequence's steps are no attribute).
 """
 import pytest
 
@@ -126,18 +126,18 @@ def test_grad_mode_a_call_leaves_off_stays_off_on_every_call(lib):
         lib.set_grad_enabled(True)
 
 
-@pytest.mark.xfail(strict=True, reason="RNNLayer's batch_sizes fix the sequence length of an exported graph: "
-                                       "a loaded trace raises 'Guard failed: x.size()[1] == 5' at other lengths")
-def test_a_saved_lstm_trace_runs_at_other_sequence_lengths(tmp_path):
-    """torch's loaded trace of an LSTM runs at any sequence length (aten::lstm); ember's
-    loaded trace (jit.save's Dim.AUTO sizes) keeps the example's, though the trace itself runs."""
+@pytest.mark.parametrize("kind", ["LSTM", "GRU"])
+def test_a_saved_rnn_trace_runs_at_other_sequence_lengths(tmp_path, kind):
+    """torch's loaded trace of an LSTM or GRU runs at any sequence length (aten::lstm); so does
+    ember's (jit.save's Dim.AUTO sizes: the padded sequence's steps are read from its size)."""
     ember.manual_seed(0)
-    lstm = ember.nn.LSTM(3, 4, batch_first=True)
-    traced = ember.jit.trace(lstm, ember.randn(2, 5, 3))
-    ember.jit.save(traced, str(tmp_path / "lstm.pt"))
-    loaded = ember.jit.load(str(tmp_path / "lstm.pt"))
-    x = ember.randn(2, 7, 3)
-    assert (loaded(x)[0] - lstm(x)[0]).abs().max().item() < 1e-6
+    rnn = getattr(ember.nn, kind)(3, 4, batch_first=True)
+    traced = ember.jit.trace(rnn, ember.randn(2, 5, 3))
+    ember.jit.save(traced, str(tmp_path / "rnn.pt"))
+    loaded = ember.jit.load(str(tmp_path / "rnn.pt"))
+    for steps in (7, 1, 5):
+        x = ember.randn(2, steps, 3)
+        assert (loaded(x)[0] - rnn(x)[0]).abs().max().item() < 1e-6
 
 
 @pytest.mark.parametrize("write", ["result", "view"])
