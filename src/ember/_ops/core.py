@@ -163,8 +163,8 @@ def _cast_inputs(op, inputs):
     dt = result_type(*inputs)
     if op.promote == "float" and not dt.is_inexact:
         dt = get_default_dtype()
-    inputs = [x.item() if getattr(x, "ndim", None) == 0 and not isinstance(x, (_Tensor, _ndarray)) else x
-              for x in inputs]  # (a NumPy scalar: the Python number it holds, as torch)
+    inputs = [float.__float__(x) if isinstance(x, float) else x.item() if getattr(x, "ndim", None) == 0 and not isinstance(
+        x, (_Tensor, _ndarray)) else x for x in inputs]  # (a NumPy scalar or float subclass: the Python number, as torch)
     if op.opmath and dt in _REDUCED:
         if len(inputs) == 2 and isinstance(inputs[1], _Tensor) and not inputs[1].ndim:
             inputs = [inputs[0], inputs[1].item()]  # torch reads a 0-d second operand as a number too

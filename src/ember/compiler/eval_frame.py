@@ -35,7 +35,7 @@ from .traced_floats import fill_floats, float_guards, float_inputs, float_positi
 from .breaks import SPARSE, sparse_argument as _sparse_argument
 from .exc import FailOnRecompileLimitHit, Unsupported
 from ..fx.experimental import dynamic_spec as _dynamic_spec  # imports this package back: read late
-from .guards import World, bind, first_difference, holds, snapshot, with_patterns
+from .guards import World, bind, first_difference, holds, read_groups, snapshot, with_patterns
 from .aliases import remake, without_views
 from .arguments import Binder
 from .inner_views import Strided, for_backend, wrap
@@ -346,7 +346,7 @@ class _CompiledFunction:
             "dynamic", text))) if dims else lambda a, k: (*capture(fn, a, k, world, self._fullgraph), None, None)
         before = state_before(self._backend, world)  # (a callable backend's callable runs at this call: first_run)
         result, cap, shape, static, symbols = float_capture(record, args, kwargs, world, floats)
-        facts = float_guards(facts, symbols)  # (a float Python used keeps its guard, and is not traced again)
+        facts = read_groups(float_guards(facts, symbols), world.optimizers)  # (a float Python used keeps its guard)
         # (an int specialised, not probed again at each new value)
         # (``k == 3`` True pins its int to one graph, not for good: dynamic.capture_dynamic's ``pinned``)
         self._static_ints.update(set(static_ints(dims, shape)) - getattr(cap, "pinned", set()),

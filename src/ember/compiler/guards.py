@@ -427,9 +427,17 @@ def snapshot(world, args, kwargs):
     for k, opt in enumerate(world.optimizers):
         params, hyper, state = optimizer_facts(opt)
         facts += [(f"optimizer {k} parameters (identity, by group)", params),
-                  (f"optimizer {k} hyperparameters", hyper), (f"optimizer {k} state", state),
+                  (("values read of " if opt in READ else "") + f"optimizer {k} hyperparameters", hyper),
+                  (f"optimizer {k} state", state),
                   (f"optimizer {k} step hooks (global and its own)", tuple(map(id, step_hook_functions(opt))))]
     return facts
+
+
+def read_groups(facts, optimizers):
+    """``facts`` (made before a recording) with the hyperparameters of the ``optimizers`` it read guarded by
+    value, under another name (which ``sources.relevant`` keeps)."""
+    read = {f"optimizer {k} hyperparameters": opt for k, opt in enumerate(optimizers) if opt in READ}
+    return [("values read of " + n, optimizer_facts(read[n])[1]) if n in read else (n, v) for n, v in facts]
 
 
 def hook_ids(tensor):
