@@ -8,7 +8,13 @@ and its graph's replays wrote float32 values read as float64 (4.7e-310). And a f
 backward, no ``.grad`` read and no optimizer update dropped the optimizer's guards
 (``sources.relevant``) although it had read the value: the replays kept the first ``lr`` while
 the user (or a scheduler) changed it. torch guards the float it reads: a graph per value.
+
+Grad mode was one flag for all threads (torch's is per thread, on in a new thread): a thread
+inside ``no_grad`` (an optimizer step) made another thread's results require no grad, eager
+and compiled; two threads training raised "element 0 of tensors does not require grad".
 """
+import threading
+
 import pytest
 
 import ember
@@ -39,3 +45,40 @@ def _reads(lib, compile_fn, scale):
 def test_group_lr_read_by_a_function_without_a_step(scale):
     expected = _reads(torch, lambda f: f, scale)
     assert _reads(ember, ember.compile, scale) == expected
+
+
+def _other_thread_sees(lib, compile_fn):
+    """What a thread computes while another thread is inside ``no_grad``, and grad mode in a new
+    thread started from inside ``no_grad``."""
+    inside, done, seen = threading.Event(), threading.Event(), []
+    w = lib.ones(2, requires_grad=True)
+    double = compile_fn(lambda x: (w * x).sum())
+
+    def holder():
+        with lib.no_grad():
+            inside.set()
+            done.wait(10)
+
+    def user():
+        inside.wait(10)
+        seen.append((lib.is_grad_enabled(), double(lib.ones(2)).requires_grad))
+        done.set()
+
+    threads = [threading.Thread(target=holder), threading.Thread(target=user)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(20)
+    with lib.no_grad():
+        started = threading.Thread(target=lambda: seen.append(lib.is_grad_enabled()))
+        started.start()
+        started.join(20)
+    return seen
+
+
+@pytest.mark.parametrize("compiled", [False, True])
+def test_grad_mode_is_per_thread(compiled):
+    # ember's grad mode was one flag for every thread: a thread's optimizer step (under no_grad)
+    # made another thread's loss require no grad ("element 0 of tensors does not require grad")
+    expected = _other_thread_sees(torch, lambda f: f)
+    assert _other_thread_sees(ember, ember.compile if compiled else (lambda f: f)) == expected == [(True, True), True]

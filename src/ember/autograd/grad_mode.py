@@ -5,6 +5,7 @@ https://pytorch.org/docs/stable/notes/autograd.html#locally-disabling-gradient-c
 """
 import functools
 import inspect
+import threading
 import weakref
 
 __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
@@ -12,14 +13,18 @@ __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_g
            "CREATION_SWITCHES"]
 
 
-class _State:
-    """One flag read by every op: is the tape recording?"""
-    __slots__ = ("enabled", "inference", "anomaly")
+class _State(threading.local):
+    """One flag read by every op: is the tape recording? Per thread, as torch's grad mode (a new
+    thread starts with it on); ``inference`` and ``anomaly`` are shared by all threads."""
 
     def __init__(self):
         self.enabled = True
-        self.inference = False
-        self.anomaly = False
+
+    inference = property(lambda self: _SHARED[0], lambda self, value: _SHARED.__setitem__(0, value))
+    anomaly = property(lambda self: _SHARED[1], lambda self, value: _SHARED.__setitem__(1, value))
+
+
+_SHARED = [False, False]  # (inference, anomaly)
 
 
 STATE = _State()
