@@ -3,7 +3,8 @@ runs no optimizer step.
 
 ``x * opt.param_groups[0]["lr"]`` in a compiled function: while recorded, the group's float is
 a ``GroupFloat`` (a float subclass, ``group_writes.watched_groups``), which NumPy takes as a
-float64 operand, not a weak Python number: the recording's result was float64 (torch: float32),
+float64 operand, not a weak Python number: the recording's result was float64 (torch: float32;
+``x.add(y, alpha=lr)``: float64 from the second call),
 and its graph's replays wrote float32 values read as float64 (4.7e-310). And a function with no
 backward, no ``.grad`` read and no optimizer update dropped the optimizer's guards
 (``sources.relevant``) although it had read the value: the replays kept the first ``lr`` while
@@ -23,13 +24,17 @@ torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.usefixtures("fresh_compiler")
 
 
-def _reads(lib, compile_fn, scale):
+_USES = {"mul": lambda x, lr: x * lr, "mul, add": lambda x, lr: x * lr + 1,
+         "alpha": lambda x, lr: x.add(x, alpha=lr)}
+
+
+def _reads(lib, compile_fn, use):
     w = lib.nn.Parameter(lib.ones(2))
     opt = lib.optim.SGD([w], lr=0.1)
     sched = lib.optim.lr_scheduler.StepLR(opt, 1, gamma=0.5)
 
     def read(x):
-        return x * opt.param_groups[0]["lr"] + scale
+        return _USES[use](x, opt.param_groups[0]["lr"])
 
     read = compile_fn(read)
     out = []
@@ -41,10 +46,10 @@ def _reads(lib, compile_fn, scale):
     return out
 
 
-@pytest.mark.parametrize("scale", [0, 1])
-def test_group_lr_read_by_a_function_without_a_step(scale):
-    expected = _reads(torch, lambda f: f, scale)
-    assert _reads(ember, ember.compile, scale) == expected
+@pytest.mark.parametrize("use", list(_USES))
+def test_group_lr_read_by_a_function_without_a_step(use):
+    expected = _reads(torch, lambda f: f, use)
+    assert _reads(ember, ember.compile, use) == expected
 
 
 def _other_thread_sees(lib, compile_fn):

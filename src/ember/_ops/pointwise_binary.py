@@ -62,9 +62,11 @@ _NOT_COMPLEX = np.dtype(float)
 
 def _scaled(b, alpha):
     """``alpha * b``, with an int ``alpha`` wrapped to ``b``'s integer dtype as PyTorch casts it;
-    a NumPy scalar ``alpha`` counts as the Python number it holds (float32 stays float32)."""
+    a NumPy scalar ``alpha`` or a float subclass's counts as the Python number it holds (float32 stays float32)."""
     if isinstance(alpha, np.generic):
         alpha = alpha.item()
+    elif isinstance(alpha, builtins.float):
+        alpha = builtins.float.__float__(alpha)
     kind = getattr(b, "dtype", np.dtype(float)).kind
     if type(alpha) is builtins.int and kind in "iu":
         alpha = _backend.wrapped_integer(alpha, b.dtype)
