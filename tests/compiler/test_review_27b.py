@@ -13,6 +13,7 @@ the user (or a scheduler) changed it. torch guards the float it reads: a graph p
 Grad mode was one flag for all threads (torch's is per thread, on in a new thread): a thread
 inside ``no_grad`` (an optimizer step) made another thread's results require no grad, eager
 and compiled; two threads training raised "element 0 of tensors does not require grad".
+A post-accumulate-grad hook returning a non-tensor raises torch's TypeError (was RuntimeError).
 """
 import threading
 
@@ -87,3 +88,14 @@ def test_grad_mode_is_per_thread(compiled):
     # made another thread's loss require no grad ("element 0 of tensors does not require grad")
     expected = _other_thread_sees(torch, lambda f: f)
     assert _other_thread_sees(ember, ember.compile if compiled else (lambda f: f)) == expected == [(True, True), True]
+
+
+@pytest.mark.parametrize("returned", ["tensor", "int", "tuple"])
+def test_post_accumulate_grad_hook_returning_a_value(returned):
+    def error(lib):
+        p = lib.nn.Parameter(lib.ones(3))
+        p.register_post_accumulate_grad_hook(lambda t: {"tensor": t * 1, "int": 3, "tuple": (1, 2)}[returned])
+        with pytest.raises(Exception) as info:
+            (p * 2).sum().backward()
+        return type(info.value), str(info.value)
+    assert error(ember) == error(torch)

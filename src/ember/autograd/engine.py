@@ -116,8 +116,11 @@ def _execute(roots, root_grads, retain_graph, create_graph, capture=None, accumu
                         _accumulate(variable, grad, create_graph)
                     if node._metadata and "post_accumulate_grad" in node._metadata:
                         for hook in tuple(node._metadata["post_accumulate_grad"].values()):
-                            if hook(variable) is not None:
-                                raise RuntimeError("Tensor post accumulate grad hooks should return None.")
+                            returned = hook(variable)
+                            if returned is not None:  # (torch's class and words, by what came back)
+                                raise RuntimeError("Tensor post accumulate grad hooks should return None.") \
+                                    if hasattr(returned, "_data") else \
+                                    TypeError(f"expected Variable, but hook returned '{type(returned).__name__}'")
                 continue
             if useful is not None and node not in useful:
                 continue
