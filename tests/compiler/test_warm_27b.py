@@ -1,13 +1,17 @@
-"""The warm start's cache key and BLAS lookup (session 27, WARM27B): the package's files are
-stated through os.scandir (every .py and .h file, sorted, an in-place edit seen), the graph's
-text takes its common values by exact type (same text as before), and the C backend reuses the
-BLAS libraries ember's backend listed at import instead of listing them again."""
+"""The warm start's cache key, BLAS lookup and side-effect hook (session 27, WARM27B): the
+package's files are stated through os.scandir (every .py and .h file, sorted, an in-place edit
+seen), the graph's text takes its common values by exact type (same text as before), the hook
+skips the common C calls' owners (lists, dicts, builtins) before its ABC check, and the C
+backend reuses the BLAS libraries ember's backend listed at import."""
+import io
 import os
+import sys
 
 import numpy as np
 
 import ember
 from ember import _backend
+from ember.compiler import side_effects
 from ember.compiler.backends import c, cache
 
 
@@ -58,3 +62,11 @@ def test_blas_libraries_listed_once_and_found():
     assert c._blas_libraries() is _backend.BLAS_LIBRARIES
     assert sorted(lib.filepath for lib in c._blas_libraries()) == fresh
     assert c._openblas() is not None and c.numpy_blas_pointers() is not None  # SciPy's and NumPy's OpenBLAS
+
+
+def test_io_call_skips_common_owners_and_still_names_io():
+    for fn in (len, isinstance, [].append, {}.get, set().add, sys.getprofile, print, "".join):
+        assert side_effects._io_call(fn) is None, fn
+    assert side_effects._io_call(io.StringIO().write) == "StringIO.write()"
+    assert side_effects._io_call(open) == "open()"
+    assert side_effects._io_call(os.remove) == "os.remove()"
