@@ -1,9 +1,10 @@
 """GELU's loops alone, as the C backend writes them (``backends/kernels.ELEMENTWISE``), beside
-torch's kernels: the forward ``x * Phi(x)`` (``em_erff``), alone and also storing Phi, and four
-forms of its gradient ``g * (Phi(x) + x phi(x))``: Phi read back as ``output / x`` (what a compiled step
-runs when the forward's output is saved), Phi from ``em_erff`` again (no division, one operand
-less), Phi as the forward stored it, and ``output * x`` in the place of Phi (not GELU's
-gradient: the cost of the same loop without the division, for scale).
+torch's kernels: the forward ``x * Phi(x)`` (float32: ``em_normal_cdff``; and session 26's
+``em_erff`` form), the forward that also keeps the gradient's bracket ``D = Phi(x) + x phi(x)``
+(what a compiled training step's epilogue runs since session 27, ``backends/gelu_gradient.py``),
+and the gradient ``g * (Phi(x) + x phi(x))`` four ways: ``em_gelu_gradf(x)`` (float32 GeluBackward),
+Phi read back as ``output / x`` with ``em_expf`` for phi (session 26's loop, float64's form), Phi
+from ``em_erff`` again, and ``g * D`` with D saved by the forward.
 
 Each loop runs over a float32 (rows, 512) array in blocks of 32 rows, the first operand of
 each block written just before (copied from one block that stays in cache: a product's
@@ -29,18 +30,19 @@ from ember.compiler.backends.kernels import ELEMENTWISE, c_literal  # noqa: E402
 
 F32 = np.dtype(np.float32)
 BLOCK_ROWS, COLS = 32, 512
-_GRAD = ELEMENTWISE["GeluBackward"](["b[i]", "x[i]", "y[i]"], {}, F32)
-_READ_BACK = f"(x[i] != 0 ? y[i] / x[i] : {c_literal(0.5, F32)})"  # Phi as GeluBackward reads it
-_CDF = f"({c_literal(0.5, F32)} * (1 + em_erff(b[i] * {c_literal(0.7071067811865476, F32)})))"
+_HALF, _SQRT_HALF = c_literal(0.5, F32), c_literal(0.7071067811865476, F32)
+_PDF = f"(em_expf({c_literal(-0.5, F32)} * x[i] * x[i]) * {c_literal(0.3989422804014327, F32)})"
+_ERF_CDF = f"({_HALF} * (1 + em_erff({{}} * {_SQRT_HALF})))"
 VARIANTS = {  # name -> (operands besides the block, C statement for element i)
     "forward": ((), f"b[i] = {ELEMENTWISE['Gelu'](['b[i]'], {}, F32)};"),
-    "forward, Phi saved": (("p",), f"{{ float c = {_CDF}; p[i] = c; b[i] = b[i] * c; }}"),
-    "grad y/x": (("x", "y"), f"b[i] = {_GRAD};"),
-    "grad erf": (("x",), f"b[i] = {ELEMENTWISE['GeluBackward'](['b[i]', 'x[i]'], {}, F32)};"),
-    "grad y*x": (("x", "y"), f"b[i] = {_GRAD.replace(_READ_BACK, '(y[i] * x[i])')};"),
-    "grad saved Phi": (("x", "p"), f"b[i] = {_GRAD.replace(_READ_BACK, 'p[i]')};"),
+    "forward, erf (s26)": ((), f"b[i] = b[i] * {_ERF_CDF.format('b[i]')};"),
+    "forward, D kept": (("p",), f"{{ float v = b[i]; b[i] = {ELEMENTWISE['Gelu'](['v'], {}, F32)}; "
+                                f"p[i] = {ELEMENTWISE['GeluBackward'](['1.0f', 'v'], {}, F32)}; }}"),
+    "grad": (("x",), f"b[i] = {ELEMENTWISE['GeluBackward'](['b[i]', 'x[i]'], {}, F32)};"),
+    "grad y/x (s26)": (("x", "y"), f"b[i] = b[i] * ((x[i] != 0 ? y[i] / x[i] : {_HALF}) + x[i] * {_PDF});"),
+    "grad erf (s26)": (("x",), f"b[i] = b[i] * ({_ERF_CDF.format('x[i]')} + x[i] * {_PDF});"),
+    "grad g * D": (("p",), "b[i] = b[i] * p[i];"),
 }
-assert _READ_BACK in _GRAD, "GeluBackward's C no longer reads Phi as y / x"
 
 
 def source():

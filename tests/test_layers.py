@@ -117,7 +117,9 @@ INJECTION_ALLOWED = {
     # ``print`` and writes to sys.stdout/stderr are graph breaks (a replay would not print; torch's dynamo
     # breaks there too); with a float argument traced, ``math.sqrt`` and the other functions torch's dynamo
     # traces make traced floats of it, and with an int argument traced, the built-in ``min`` and ``max`` of
-    # a traced int make a traced int, torch's ``sym_min``/``sym_max``.)
+    # a traced int make a traced int, torch's ``sym_min``/``sym_max``; Tensor's value methods, ``.grad``,
+    # ``_make``/``_init``/``_snapshot`` and the random draws call the recordings of their own thread:
+    # compiler/tensor_patches.py.)
 }
 
 

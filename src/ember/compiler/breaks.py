@@ -2,14 +2,14 @@
 
 A value Python needs while the function runs (``.item()``, ``bool(t)`` in control flow,
 ``.numpy()``, printing): :data:`VALUE_METHODS` names the Tensor methods a recording patches
-(:func:`breaking`) and why each breaks. A sparse tensor an op reads (:data:`SPARSE`): the graph
+(:mod:`.tensor_patches`) and why each breaks. A sparse tensor an op reads (:data:`SPARSE`): the graph
 holds dense arrays only, and torch's dynamo breaks on one too ("Attempted to wrap sparse
 Tensor"), so the statement reading it runs eagerly.
 """
 from .._backend.sparse import SparseCOO
 from .._tensor import Tensor
 
-__all__ = ["VALUE_METHODS", "SPARSE", "breaking", "sparse_argument"]
+__all__ = ["VALUE_METHODS", "SPARSE", "sparse_argument"]
 
 SPARSE = ("Attempted to wrap sparse Tensor: torch.compile does not support sparse Tensors "
           "(ember's graphs hold dense tensors; the code reading it runs eagerly)")
@@ -27,16 +27,6 @@ VALUE_METHODS = {
     "__str__": "printing a tensor needs its values",
     "__format__": "formatting a tensor needs its values",
 }
-
-
-def breaking(tracer, name, reason):
-    """``(Tensor.<name>, a version of it that first breaks the graph with reason)``."""
-    original = getattr(Tensor, name)
-
-    def method(self, *args, **kwargs):
-        tracer.graph_break(reason)
-        return original(self, *args, **kwargs)
-    return original, method
 
 
 def sparse_argument(args, kwargs):

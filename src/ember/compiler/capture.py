@@ -16,16 +16,17 @@ Limits of capturing by running (torch's bytecode analysis has fewer): Python sid
 than tensor writes, ``.grad`` and optimizer state (appending to a list, a counter on a module)
 happen on the recorded call only; Python values the function reads from globals or closures are
 not guarded (tensors, modules and optimizers found there are); tensor hooks and module backward
-hooks are not replayed; Tensor methods are patched while recording (not thread-safe).
+hooks are not replayed. Tensor methods are patched while any thread records, each call seen by
+the recordings of its own thread (:mod:`.tensor_patches`); so are the ops: two threads record at once.
 """
 import operator
 import os
 import sys
+import threading
 import weakref
 
 import numpy as np
 
-from .. import _distributions, _random
 from .._dtype import float64, from_numpy_dtype, get_default_dtype, result_type
 from .. import _creation
 from .._backend.sparse import SparseCOO
@@ -35,7 +36,7 @@ from .._ops.core import CopySlices
 from .._ops.shape import Clone, Detach, Expand
 from .._ops import core as _core
 from .._tensor import Tensor
-from .breaks import SPARSE, VALUE_METHODS, breaking
+from .breaks import SPARSE
 from .exc import Unsupported
 from ..autograd.grad_mode import STATE
 from .aliases import returned_views
@@ -47,9 +48,10 @@ from .patches import breaking_print
 from .side_effects import aliased_results, breaking_io, checked_reads, python_state, unreplayable
 from .traced_floats import float_nodes
 from .traced_ints import TRACING, plain, traced_operands
-from .sources import (grad_watch, history_nodes, input_names, known_arrays, placeholder_tensors, root_array,
+from .sources import (history_nodes, input_names, known_arrays, placeholder_tensors, root_array,
                       world_arrays, written_view_of)
 # flatten, skeleton, unflatten, LoopInt and input_names are imported from here too
+from .tensor_patches import record_on_this_thread
 from .structure import (_LOOP_INT_USE, EMBER_DIR as _EMBER_DIR, LoopInt, _has_loop_int, flatten, frames_below,
                         holds_arrays, skeleton, unflatten, user_frame)
 
@@ -110,12 +112,13 @@ class Tracer(_core.Observer):
         self.free = {}              # id(array) -> the tensor of a closure or a global holding it
         self.hyper = {}             # (id(optimizer), group index, key) -> placeholder of a hyperparameter
         self.groups = None          # id(parameter's array) -> (optimizer, group index), made when needed
+        self.thread = threading.get_ident()  # (the observer list is every thread's: others' ops are not its)
 
     # ---- observer protocol ------------------------------------------------------------------
     def op_enter(self, op, inputs, attrs):
         """While int arguments are traced (:mod:`.traced_ints`), the op runs on (and records)
         their plain values: NumPy takes an int subclass as an int64 array, not as a Python number."""
-        if TRACING:  # (and traced floats' positions: traced_floats.py)
+        if TRACING and self.thread == threading.get_ident():  # (and traced floats' positions: traced_floats.py)
             self.traced_now, self.floats_now = traced_operands(op, inputs, attrs)
             return tuple(map(plain, inputs)), {k: plain(v) for k, v in attrs.items()}
         return None
@@ -125,7 +128,7 @@ class Tracer(_core.Observer):
         promotes them), binds its results to the new node, and records an in-place op as the
         functional op then a write per updated input; an array attribute or a loop counter used
         as a number breaks the graph instead."""
-        if output is None:
+        if output is None or self.thread != threading.get_ident():
             return
         for v in attrs.values():
             if _has_loop_int(v):
@@ -199,6 +202,8 @@ class Tracer(_core.Observer):
     def op_write(self, target, result):
         """Records ``result`` written into tensor ``target`` (an in-place op, ``copy_``, a
         setitem): the write becomes the target's new value, cast and broadcast as the write does."""
+        if self.thread != threading.get_ident():
+            return
         array = target._data
         value = self.node(result)
         if value.meta["dtype"] is not target.dtype:
@@ -298,6 +303,8 @@ class Tracer(_core.Observer):
         """The engine's observer call before an autograd node runs in a traced backward: breaks
         the graph where the backward runs Python it cannot hold (hooks, control flow) or makes
         gradients with history (create_graph)."""
+        if self.thread != threading.get_ident():
+            return
         if runs_hooks(node):
             self.hooked_backward()
         if STATE.enabled:
@@ -421,7 +428,10 @@ class Tracer(_core.Observer):
 
     def graph_break(self, reason):
         """Ends the current piece at a graph break (``reason``, with the user's source line):
-        what follows is traced into a new graph; with ``fullgraph=True`` raises Unsupported."""
+        what follows is traced into a new graph; with ``fullgraph=True`` raises Unsupported.
+        Another thread's code (an optimizer's step there) does not break this recording."""
+        if self.thread != threading.get_ident():
+            return
         where = user_frame()
         if self.fullgraph:
             raise Unsupported(f"graph break (fullgraph=True): {reason}\n  at {where}")
@@ -462,47 +472,7 @@ def capture(fn, args, kwargs, world, fullgraph=False, joint=True):
     for array in tracer.keep:
         tracer.hold(array)
     cap_joint = None
-    patches = {name: breaking(tracer, name, reason) for name, reason in VALUE_METHODS.items()}
-    patches["grad"] = grad_watch(tracer)  # a .grad read before set: which have one is then a guard
-    make, init, snapshot = Tensor.__dict__["_make"], Tensor.__dict__["_init"], Tensor.__dict__["_snapshot"]
-    # Every random draw goes through one of these two: torch's streams, or NumPy's on them.
-    draws = [(_random, "rng"), (_distributions, "generator_or_default")]
-    # (and setting a stream's state, manual_seed: a graph break, as in torch's dynamo)
-    draws += [(_random.Generator, name) for name in ("manual_seed", "seed", "set_state")]
-    originals = [getattr(module, name) for module, name in draws]
-
-    def traced_make(cls, data):
-        tracer.made_by(data, sys._getframe(1))
-        return make.__func__(cls, data)
-
-    def traced_init(self, data, requires_grad=False):
-        tracer.made_by(data, sys._getframe(1))
-        return init.__func__(self, data, requires_grad)
-
-    def traced_snapshot(self):
-        # An in-place op on a tensor with history first copies its old value (the op may save
-        # it for backward): the copy holds the value of self's node, not a new input.
-        copy = snapshot(self)
-        tracer.value[id(copy._data)] = tracer.node(self)
-        tracer.hold(copy._data)
-        return copy
-
-    def traced_draw(draw):
-        def traced(generator=None):
-            if not getattr(_core._observing, "inside", False):  # ops drawing (DropoutMask) replay fine
-                tracer.graph_break("random numbers drawn outside an op (ember.rand*, randperm, ...)")
-            return draw(generator)
-
-        def setting(generator, *args):
-            tracer.graph_break(f"Generator.{draw.__name__}: setting a random stream's state (a replay would not reset it)")
-            return draw(generator, *args)
-        return setting if draw.__qualname__.startswith("Generator.") else traced
-
-    for name, (_, method) in patches.items():
-        setattr(Tensor, name, method)
-    Tensor._make, Tensor._init, Tensor._snapshot = classmethod(traced_make), staticmethod(traced_init), traced_snapshot
-    for (module, name), draw in zip(draws, originals):
-        setattr(module, name, traced_draw(draw))
+    end_recording = record_on_this_thread(tracer)  # (Tensor methods breaking, tensors made, random draws)
     before, restore_print, restore_io = python_state(world, True), breaking_print(tracer.graph_break), breaking_io(tracer.graph_break)
     arrays = [t._data for t in world.inputs]
     _core.OBSERVERS.append(tracer)
@@ -535,11 +505,7 @@ def capture(fn, args, kwargs, world, fullgraph=False, joint=True):
         _core.OBSERVERS.remove(tracer)
         restore_print()
         read_names = restore_io()
-        Tensor._make, Tensor._init, Tensor._snapshot = make, init, snapshot
-        for (module, name), draw in zip(draws, originals):
-            setattr(module, name, draw)
-        for name, (original, _) in patches.items():
-            setattr(Tensor, name, original)
+        end_recording()
     cap = Capture(tracer.graph, tracer.sources)
     cap.breaks, cap.ran_backward, cap.output = tracer.breaks, tracer.ran_backward, skeleton(result)
     cap.break_frames, cap.reads_grad, cap.grad_written = tracer.break_frames, tracer.reads_grad, tracer.grad_written

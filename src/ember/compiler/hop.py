@@ -27,6 +27,7 @@ other operators' gradients come from replaying their node with autograd.
 import contextlib
 import contextvars
 import re
+import threading
 
 import numpy as np
 
@@ -84,9 +85,9 @@ class _Broke(Exception):
 
 
 def tracer():
-    """The tracer recording now (the innermost, inside a branch being traced), or None."""
+    """The tracer recording now on this thread (the innermost, inside a branch being traced), or None."""
     for o in reversed(_core.OBSERVERS):
-        if isinstance(o, Tracer):
+        if isinstance(o, Tracer) and o.thread == threading.get_ident():
             return o
     return None
 

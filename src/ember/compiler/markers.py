@@ -10,6 +10,7 @@ function called is already recorded op by op (torch's dynamo needs ``allow_in_gr
 introspecting one), and a break is the tracer's :meth:`~.capture.Tracer.graph_break`.
 """
 import functools
+import threading
 
 from .._ops import core as _core
 from .._tensor import Tensor
@@ -110,8 +111,10 @@ class set_stance:
 
 
 def is_compiling():
-    """True while a function is being captured (``torch.compiler.is_compiling``)."""
-    return any(isinstance(o, Tracer) for o in _core.OBSERVERS)
+    """True while a function is being captured (``torch.compiler.is_compiling``) on this thread
+    (another thread's recording does not make this thread's compiled calls run eagerly)."""
+    return bool(_core.OBSERVERS) and any(isinstance(o, Tracer) and o.thread == threading.get_ident()
+                                         for o in _core.OBSERVERS)
 
 
 def is_dynamo_compiling():

@@ -1,5 +1,5 @@
 """What a recording swaps into other modules while it runs (``math.sqrt``, ``builtins.min``,
-``print``, ``sys.stdout``), counted under one lock: the first recording to start installs the
+``print``, ``sys.stdout``; Tensor's methods and the random draws: :mod:`.tensor_patches`), counted under one lock: the first recording to start installs the
 swapped version, the last to end puts the original back, so recordings on several threads,
 ending in either order, leave the originals in place (a per-recording restore could leave
 one recording's version installed for good).
@@ -13,18 +13,22 @@ __all__ = ["patch", "unpatch", "breaking_print", "from_user", "LIBRARIES"]
 # the top-level packages whose code is no user code (its calls, prints and reads are not the user's)
 LIBRARIES = {"ember", "numpy", "scipy", "torch", "functools", "builtins", "threadpoolctl", "ml_dtypes"}
 
-# (module, name) -> [its original, how many recordings patched it, the version installed]
+# (module, name) -> [its original, how many recordings patched it, the version installed, whether the
+# module held the original itself (a class may inherit it: deleted again at the end)]
 _PATCHED, _PATCHING = {}, threading.Lock()
 
 
 def patch(module, names, tracing):
-    """Installs ``tracing(name, original)`` as each of ``module``'s ``names`` unless a running
-    recording already did; returns what :func:`unpatch` takes (``{name: original}``)."""
+    """Installs ``tracing(name, original)`` as each of ``module``'s ``names`` (a module's or a
+    class's: ``original`` as the class holds it, a ``classmethod`` or ``property`` object)
+    unless a running recording already did; returns what :func:`unpatch` takes (``{name: original}``)."""
     with _PATCHING:
         for name in names:
-            held = _PATCHED.setdefault((module, name), [None, 0, None])
+            held = _PATCHED.setdefault((module, name), [None, 0, None, True])
             if held[1] == 0:
-                held[0] = getattr(module, name)
+                held[3] = name in vars(module)
+                held[0] = vars(module)[name] if held[3] else next(  # (a class's inherited attribute)
+                    vars(c)[name] for c in module.__mro__ if name in vars(c))
                 held[2] = tracing(name, held[0])
                 setattr(module, name, held[2])
             held[1] += 1
@@ -39,8 +43,11 @@ def unpatch(saved, module):
         for name in saved:
             held = _PATCHED[module, name]
             held[1] -= 1
-            if held[1] == 0 and getattr(module, name) is held[2]:
-                setattr(module, name, held[0])
+            if held[1] == 0 and vars(module).get(name) is held[2]:
+                if held[3]:
+                    setattr(module, name, held[0])
+                else:
+                    delattr(module, name)
 
 
 # thread id -> the ``graph_break`` of each recording running on it, the innermost last

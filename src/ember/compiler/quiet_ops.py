@@ -14,6 +14,7 @@ everything between ops. Recording the tiny GPT step's training step spent 105 of
 CPU in the hook (session 27, AMD EPYC).
 """
 import sys
+import threading
 
 from .._ops.core import Observer, Op
 from ..autograd.graph import AccumulateGrad, OpNode
@@ -23,14 +24,18 @@ __all__ = ["QuietOps", "unwatched"]
 
 class QuietOps(Observer):
     """The observer taking the profile function ``hook`` off inside each op and each backward
-    node of an op entry (or a leaf's accumulation), where it is the profile function."""
+    node of an op entry (or a leaf's accumulation), where it is the profile function: the
+    recording thread's (the observer list is every thread's; a profile function, a thread's own)."""
 
     def __init__(self, hook):
         self.hook, self.off = hook, []  # off: per op or node entered, whether it took the hook off
+        self.thread = threading.get_ident()
 
     # (each call the hook sees costs a Python call: the hook goes off first, then the rest)
     def op_enter(self, op, inputs, attrs):
         """Takes the hook off while ``op`` runs and the tracer records it."""
+        if threading.get_ident() != self.thread:
+            return
         off = sys.getprofile() is self.hook
         if off:
             sys.setprofile(None)
@@ -38,10 +43,13 @@ class QuietOps(Observer):
 
     def op_exit(self, op, inputs, attrs, output):
         """Puts the hook back after ``op`` (also when it raised)."""
-        self._back()
+        if threading.get_ident() == self.thread:
+            self._back()
 
     def node_enter(self, node):
         """Takes the hook off while ``node`` runs, if it runs ember's code alone."""
+        if threading.get_ident() != self.thread:
+            return
         off = sys.getprofile() is self.hook
         if off:
             sys.setprofile(None)
@@ -53,7 +61,8 @@ class QuietOps(Observer):
 
     def node_exit(self, node):
         """Puts the hook back after ``node``."""
-        self._back()
+        if threading.get_ident() == self.thread:
+            self._back()
 
     def _back(self):
         if self.off and self.off.pop():

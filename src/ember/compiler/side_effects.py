@@ -14,6 +14,7 @@ import os
 import random
 import re
 import sys
+import threading
 import types
 from collections import OrderedDict, defaultdict, deque
 
@@ -72,9 +73,10 @@ def _python_state(world, stamp):
     for m in world.all_modules:
         state[f"an attribute of {type(m).__name__} (module {id(m):#x})"] = _contents(m)
     state.update(group_state(world.optimizers, stamp))
-    if _GLOBALS:  # after a recording's call: the globals of the user code it ran (see breaking_io)
-        state.update((key, _contents(names[name]) if name in names else None) for key, names, name in _GLOBALS[-1])
-    _LAST_STATE[0] = state
+    this = _THIS
+    if this.globals:  # after a recording's call: the globals of the user code it ran (see breaking_io)
+        state.update((key, _contents(names[name]) if name in names else None) for key, names, name in this.globals[-1])
+    this.last_state = state
     return state
 
 
@@ -87,40 +89,50 @@ def breaking_io(graph_break):
     ember's, NumPy's... code do not count; a recording inside a recording breaks the inner one).
     Where another profiler already runs (cProfile, a debugger), none is installed: the recording
     is left as it was. Returns the function removing it, which returns the attribute names the
-    recording's Python code could have read (:func:`names_read`; None without the hook)."""
-    if not _RECORDINGS and sys.getprofile() is not None:
+    recording's Python code could have read (:func:`names_read`; None without the hook). The
+    profile function is the thread's own, and so are the recordings it reports to (:class:`_Recordings`)."""
+    this = _THIS
+    if not this.breaks and sys.getprofile() is not None:
         return lambda: None
-    _RECORDINGS.append(graph_break)
-    _RUN.append({})
-    _GLOBALS.append([])
-    _BEFORE.append(_LAST_STATE[0] if _LAST_STATE[0] is not None else {})
-    if len(_RECORDINGS) == 1:
+    this.breaks.append(graph_break)
+    this.run.append({})
+    this.globals.append([])
+    this.before.append(this.last_state if this.last_state is not None else {})
+    if len(this.breaks) == 1:
         sys.setprofile(_io_hook)
     quiet = QuietOps(_io_hook)  # (off inside ember's ops: quiet_ops.py)
     OBSERVERS.append(quiet)  # (before the tracer: its op_exit runs quiet too)
 
     def restore():
         OBSERVERS.remove(quiet)
-        i = _RECORDINGS.index(graph_break)
-        del _RECORDINGS[i]
-        run, seen, _ = _RUN.pop(i), _GLOBALS.pop(i), _BEFORE.pop(i)
-        if _RUN:  # an inner recording's code ran in the outer one too
-            requested = _RUN[-1].get(_REQUESTED, frozenset()) | run.get(_REQUESTED, frozenset())
-            _RUN[-1].update(run)
-            _RUN[-1][_REQUESTED] = requested
-            _GLOBALS[-1].extend(seen)
-        sys.setprofile(_io_hook if _RUN else None)  # (the outer's back, were an op's exit skipped)
+        i = this.breaks.index(graph_break)
+        del this.breaks[i]
+        run, seen, _ = this.run.pop(i), this.globals.pop(i), this.before.pop(i)
+        if this.run:  # an inner recording's code ran in the outer one too
+            requested = this.run[-1].get(_REQUESTED, frozenset()) | run.get(_REQUESTED, frozenset())
+            this.run[-1].update(run)
+            this.run[-1][_REQUESTED] = requested
+            this.globals[-1].extend(seen)
+        sys.setprofile(_io_hook if this.run else None)  # (the outer's back, were an op's exit skipped)
         GLOBALS_SEEN[:] = [(names, name) for _, names, name in seen]
         return names_read(run)
     return restore
 
 
-_RECORDINGS = []  # the graph_break of each recording under way, innermost last
-_RUN = []  # per recording under way: {code object run: whose (names_read)}
-# per recording under way: (key, module's globals, name) of the globals each user code run names,
-# their contents at its first call put into the state before the call (``_BEFORE``): another
-# module's ``SEEN.append(k)`` is a side effect too; GLOBALS_SEEN: (globals, name) of the last recording's
-_GLOBALS, _BEFORE, _LAST_STATE, GLOBALS_SEEN = [], [], [None], []
+class _Recordings(threading.local):
+    """The recordings under way on this thread (a profile function is a thread's own):
+    ``breaks``, the graph_break of each, innermost last; ``run``, per recording, {code object
+    run: whose (:func:`names_read`)}; ``globals``, per recording, (key, module's globals, name)
+    of the globals each user code run names, their contents at its first call put into the
+    state before the call (``before``): another module's ``SEEN.append(k)`` is a side effect
+    too; ``last_state``: the thread's last :func:`python_state`."""
+
+    def __init__(self):
+        self.breaks, self.run, self.globals, self.before, self.last_state = [], [], [], [], None
+
+
+_THIS = _Recordings()
+GLOBALS_SEEN = []  # (globals, name) of the last recording's
 # names whose use reads attributes by a computed name: the names alone no longer tell what was read
 _DYNAMIC_READS = frozenset({"attrgetter", "methodcaller", "vars", "__dict__", "__getattribute__", "getattr_static"})
 _CALLED = frozenset({"getattr", "hasattr"})  # (called directly: each call's name is seen, _io_hook)
@@ -275,29 +287,30 @@ _PURE_OS = {"fspath", "fsencode", "fsdecode", "getpid", "cpu_count", "get_termin
 
 
 def _io_hook(frame, event, fn):
-    if event == "call" and _RUN:
-        run = _RUN[-1]
+    this = _THIS
+    if event == "call" and this.run:
+        run = this.run[-1]
         if frame.f_code not in run:
             run[frame.f_code] = _whose(frame, run)
             if run[frame.f_code] and _computed_reads(frame):
                 run[_COMPUTED] = True
             if run[frame.f_code]:
-                names, before = frame.f_globals, _BEFORE[-1]
+                names, before = frame.f_globals, this.before[-1]
                 for name in _global_names(frame.f_code):
                     key = f"global {name!r} of {names.get('__name__')}"
                     if name in names and key not in before and _small(names[name]):
                         before[key] = _contents(names[name])
-                        _GLOBALS[-1].append((key, names, name))
+                        this.globals[-1].append((key, names, name))
     if event == "c_call":
-        if _RUN and fn in _READERS and _from_user(frame):  # (``g = getattr``, ``g(self, n)``)
+        if this.run and fn in _READERS and _from_user(frame):  # (``g = getattr``, ``g(self, n)``)
             name = requested_name(frame, fn) if fn is not vars else None
             if name is None:
-                _RUN[-1][_COMPUTED] = True
+                this.run[-1][_COMPUTED] = True
             else:
-                _RUN[-1][_REQUESTED] = _RUN[-1].get(_REQUESTED, frozenset()) | {name}
-        what = _io_call(fn) if _RECORDINGS else None
+                this.run[-1][_REQUESTED] = this.run[-1].get(_REQUESTED, frozenset()) | {name}
+        what = _io_call(fn) if this.breaks else None
         if what is not None and _from_user(frame):
-            _RECORDINGS[-1](f"{what} is input or output, a Python side effect (a replay would not repeat it)")
+            this.breaks[-1](f"{what} is input or output, a Python side effect (a replay would not repeat it)")
         elif TRACING and getattr(fn, "__module__", None) in ("math", "cmath") and _from_user(frame) and \
                 fn.__name__ not in ("floor", "ceil", "trunc"):  # (those call a float subclass's __floor__)
             note_math_calls(frame)  # (math.sqrt(lr): a traced float's value read without its methods)

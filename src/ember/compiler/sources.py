@@ -17,25 +17,7 @@ from ..autograd.graph import AccumulateGrad
 from .structure import flatten
 
 __all__ = ["relevant", "AttributesRead", "input_names", "known_arrays", "placeholder_tensors", "world_arrays", "root_array", "fetcher", "escapes",
-           "history_nodes", "grad_watch", "written_view_of"]
-
-
-def grad_watch(tracer):
-    """``(Tensor.grad, a property like it that sets tracer.reads_grad)``: a recording that read
-    a ``.grad`` the call had not set first depends on which parameters have one
-    (:func:`relevant` keeps that guard); one that set a ``.grad`` (``zero_grad()``'s
-    None) before reading it notes the tensor in ``tracer.grad_written``."""
-    original = inspect.getattr_static(Tensor, "grad")  # (restored onto Tensor: the same property)
-
-    def read(tensor):
-        if id(tensor) not in tracer.grad_written:
-            tracer.reads_grad = True
-        return original.fget(tensor)
-
-    def write(tensor, value):
-        tracer.grad_written.add(id(tensor))
-        original.fset(tensor, value)
-    return original, property(read, write, doc=original.__doc__)
+           "history_nodes", "written_view_of"]
 
 
 def relevant(facts, cap):

@@ -14,6 +14,7 @@ from ..complex_decompose import decompose_complex
 from . import toolchain
 from .background import compile_in_background
 from .c import compile_c, log_enabled
+from .gelu_gradient import gelu_gradient_in_forward
 from .python import compile_python
 
 __all__ = ["compile_graph", "compile_python", "OPTIONS", "log_enabled"]
@@ -39,7 +40,8 @@ def compile_graph(graph, options=None):
     ``async_compile`` (ember's own: run generated Python while a background thread builds the
     C, :mod:`.background`; not with ``max_autotune``, whose timings want the machine). Complex
     values are computed as real and imaginary parts (:mod:`ember.compiler.complex_decompose`;
-    ``fn.complex_counts`` says what it did). A graph with
+    ``fn.complex_counts`` says what it did). A float32 GELU gradient whose forward the graph
+    holds is computed in the forward's loop (:mod:`.gelu_gradient`). A graph with
     size symbols (dynamic shapes) compiles once for all sizes: ``fn(arrays, sizes)`` (``sizes``:
     {symbol: int}); one with control flow as well runs as generated Python. Never raises for a missing or failing
     compiler: the Python backend runs instead, with a RuntimeWarning (once per process for a
@@ -47,7 +49,7 @@ def compile_graph(graph, options=None):
     """
     options = dict(options or {})
     graph = decompose_complex(graph, log_enabled("complex"))
-    fn = _compile(graph, options)
+    fn = _compile(gelu_gradient_in_forward(graph), options)
     # what the complex decomposition did, for counters["complex"] (eval_frame counts it)
     fn.complex_counts = getattr(graph, "complex_counts", {})
     return fn

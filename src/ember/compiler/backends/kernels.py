@@ -85,14 +85,19 @@ def _gelu(a, k, d):
     if k.get("approximate", "none") == "tanh":
         inner = f"({c(_SQRT_2_OVER_PI)} * ({x} + {c(0.044715)} * {x} * {x} * {x}))"
         return f"({c(0.5)} * {x} * (1 + {_em('tanh', d)}({inner})))"
+    if d == np.float32:  # em_normal_cdff: Phi(-|x|) without erf's cancellation, shared with the gradient
+        return f"({x} * em_normal_cdff({x}))"
     return f"({x} * ({c(0.5)} * (1 + {_em('erf', d)}({x} * {c(_SQRT_HALF)}))))"
 
 
 def _gelu_backward(a, k, d):
-    """``g * (Phi(x) + x phi(x))``: GeluBackward. Phi(x) is read back as ``output / x`` when the
-    forward's output is an operand (0.5 at x = 0), as eager does: a division instead of erf."""
+    """``g * (Phi(x) + x phi(x))``: GeluBackward. float32: ``em_gelu_gradf`` (one exponential
+    for both terms, the forward's output unread). float64: Phi(x) is read back as ``output / x``
+    when the forward's output is an operand (0.5 at x = 0), as eager does: a division instead of erf."""
     c = lambda v: c_literal(v, d)  # noqa: E731
     g, x = a[0], a[1]
+    if d == np.float32:
+        return f"({g} * em_gelu_gradf({x}))"
     if len(a) > 2 and a[2] is not None:
         cdf = f"({x} != 0 ? {a[2]} / {x} : {c(0.5)})"
     else:
