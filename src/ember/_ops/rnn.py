@@ -9,9 +9,10 @@ for every gate of every step; here a layer is one node, and its backward is one
 
 The sequence is given in PackedSequence layout: ``x`` is (T, H_in) with ``batch_sizes[t]``
 rows for step t, sorted by decreasing sequence length (a padded (L, N, H_in) input is the
-case ``batch_sizes = (N,) * L``). A sequence that ends early keeps its last state, which is
-its final state; run in reverse, a sequence joins at its own last step from the initial
-state. This is PyTorch's packed-sequence semantics.
+case ``batch_sizes = (N,) * L``, given as ``batch_sizes=None``: no attribute then holds the
+length, so a compiled graph's length can be a size symbol). A sequence that ends early
+keeps its last state, which is its final state; run in reverse, a sequence joins at its own
+last step from the initial state. This is PyTorch's packed-sequence semantics.
 
 The layer's results (:data:`RESULTS`) are the output (T, H_out), the final hidden state
 (N, H_out), for an LSTM the final cell state (N, H), and then what backward reads (activated
@@ -64,8 +65,11 @@ def _result_shapes(mode, x, hx, w_hh):
     return result_shapes(mode, x.shape[0], hx.shape[0], w_hh.shape[0] // GATES[mode], hx.shape[1])
 
 
-def step_rows(batch_sizes, reverse):
-    """``(rows, b)`` per step in processing order: the step's row slice and its batch size."""
+def step_rows(batch_sizes, reverse, rows, batch):
+    """``(rows, b)`` per step in processing order: the step's row slice and its batch size.
+    ``batch_sizes`` None is a padded sequence: ``rows // batch`` steps of ``batch`` rows."""
+    if batch_sizes is None:
+        batch_sizes = (batch,) * (rows // batch if batch else 0)
     starts = itertools.accumulate(batch_sizes, initial=0)
     steps = [(slice(s, s + b), b) for s, b in zip(starts, batch_sizes)]
     return steps[::-1] if reverse else steps
@@ -83,7 +87,8 @@ class RNNLayer(Op):
     ``bias_hh`` (G*H) or None, ``weight_hr`` (H_out, H) for a projected LSTM else None; G is
     the gate count (1, 4, 3) and H_out = H without a projection. All of one float dtype.
     Attributes: ``mode`` (a key of :data:`GATES`), ``batch_sizes`` (tuple of ints, not
-    increasing, summing to T) and ``reverse`` (run from the last step to the first).
+    increasing, summing to T; None for T // N steps of N rows) and ``reverse`` (run from the
+    last step to the first).
     Results: the arrays of :func:`result_shapes` in the order of :data:`RESULTS`, None where
     the mode has none.
     """
@@ -115,7 +120,7 @@ class RNNLayer(Op):
         step = _STEP[mode]
         if mode == "LSTM":
             p["c_n"][...] = cx
-        for rows, b in step_rows(batch_sizes, reverse):
+        for rows, b in step_rows(batch_sizes, reverse, x.shape[0], hx.shape[0]):
             p["h_prev"][rows] = h[:b]
             h[:b] = p["output"][rows] = step(xp, p, rows, b, gx[rows], _backend.matmul(h[:b], w_hh_t),
                                              hidden, b_hh, w_hr)
@@ -202,7 +207,7 @@ class RNNLayerBackward(Op):
         if mode == "LSTM":
             dc = xp.zeros(cx.shape, x.dtype) if g_c_n is None else g_c_n.copy()
             tanh_c = xp.tanh(p["c"])
-        for rows, b in reversed(step_rows(batch_sizes, reverse)):
+        for rows, b in reversed(step_rows(batch_sizes, reverse, x.shape[0], hx.shape[0])):
             dh_b = dh[:b]
             dh_b += d_out[rows]
             dg = d_gates[rows]
@@ -295,7 +300,7 @@ def _composed_layer(mode, x, hx, cx, w_ih, w_hh, b_ih, b_hh, w_hr, batch_sizes, 
     H = w_hh.shape[0] // GATES[mode]
     gx = x @ w_ih.mT if b_ih is None else x @ w_ih.mT + b_ih
     h, c, outputs = hx, cx, {}
-    for rows, b in step_rows(batch_sizes, reverse):
+    for rows, b in step_rows(batch_sizes, reverse, x.shape[0], hx.shape[0]):
         h_prev = h[:b]
         gh = h_prev @ w_hh.mT if b_hh is None else h_prev @ w_hh.mT + b_hh
         a = gx[rows] + gh

@@ -14,6 +14,7 @@ A call made under ``no_grad`` whose function computes under ``enable_grad`` reco
 backward too, and its replays attach that node under ``enable_grad`` (:func:`apply_compiled`).
 """
 import copy
+import weakref
 
 import numpy as np
 
@@ -29,7 +30,7 @@ from .graph import Graph, Node, nodes_in
 from .layouts import laid_out, layout_of
 
 __all__ = ["record_backward", "runs_hooks", "split", "forward_graph", "without_gradients", "Joint", "CompiledGraph",
-           "enables_grad", "apply_compiled"]
+           "enables_grad", "apply_compiled", "retained_history"]
 
 
 def record_backward(tracer, outputs, placeholder_tensors):
@@ -110,6 +111,35 @@ class Joint:
         self.reads_mutated = _reads_mutated(forward)
         self.recorded = None                # (forward, backward) through the dispatcher, when asked
         self.enables_grad = enables_grad(forward)
+        saved = set(map(id, forward.outputs[n_outputs:]))  # results the backward reads: a write into one is checked
+        self.saved_results = [i for i, v in enumerate(forward.outputs[:n_outputs]) if id(v) in saved]
+
+
+def retained_history(result, ran_backward, limit=100_000):
+    """Why a replay cannot return ``result`` (a tuple, list or dict of tensors) of a call that ran
+    the autograd engine (``ran_backward``: no backward recorded then), else None: a tensor
+    requiring grad whose history still holds saved values (``autograd.grad(z, x,
+    retain_graph=True)``, ``z`` returned: a replay's would require no grad). A loss after its
+    ``backward()`` holds none (released): returned detached, as the recorded step's."""
+    tensors = [t for t in _tensors_in(result) if t.requires_grad and t.grad_fn is not None] if ran_backward else []
+    seen, stack = set(), [t.grad_fn for t in tensors]
+    while stack and len(seen) < limit:
+        node = stack.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        if getattr(node, "_saved", None) or getattr(node, "_out", None) is not None:
+            return ("the function runs backward or autograd.grad and returns a tensor requiring grad whose graph "
+                    "it retained: a replay's would require no grad (the graph holds no backward then)")
+        stack += [edge[0] for edge in node.next_functions]
+    return None
+
+
+def _tensors_in(value):
+    if isinstance(value, Tensor):
+        return [value]
+    items = value.values() if isinstance(value, dict) else value if isinstance(value, (tuple, list)) else ()
+    return [t for v in items for t in _tensors_in(v)]
 
 
 def enables_grad(graph):
@@ -287,6 +317,7 @@ class CompiledGraph(Function):
                         for a, layout in zip(results[:n], runner.layouts))
         ctx.output_shapes = [t._data.shape for t, o in zip(outputs, runner.joint.forward.outputs)
                              if o.meta.get("requires_grad")]
+        ctx.results = [(weakref.ref(outputs[i]), outputs[i]._versions) for i in runner.joint.saved_results]
         # those eager gives without grad (x.t() of an input not requiring it) stay so, as torch's
         ctx.mark_non_differentiable(*[t for t, o in zip(outputs, runner.joint.forward.outputs)
                                       if not o.meta.get("requires_grad")])
@@ -315,7 +346,15 @@ class CompiledGraph(Function):
 
 def _check_versions(ctx, inputs):
     """torch's RuntimeError when one of the call's ``inputs`` (positions; none the graph writes
-    itself) was written in place since the call: the backward would read its new values."""
+    itself) or a result the backward reads (``y`` of ``y = x.exp()``) was written in place since
+    the call: the backward would read its new values."""
+    for ref, versions in ctx.results:
+        if versions[0] != 0:
+            t = ref()
+            if t is None:  # (only a view of it is left: named as a tensor of that version)
+                t = Tensor._make(np.zeros(()))
+                t._versions = versions
+            raise modified_error(t, 0, t._grad_fn)
     for i in inputs:
         t, version = ctx.inputs[i], ctx.versions[i]
         if t._versions[0] != version:

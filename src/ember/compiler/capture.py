@@ -40,7 +40,7 @@ from .breaks import SPARSE
 from .exc import Unsupported
 from ..autograd.grad_mode import STATE
 from .aliases import returned_views
-from .aot import enables_grad, record_backward, runs_hooks
+from .aot import enables_grad, record_backward, retained_history, runs_hooks
 from .inner_views import strided_layout
 from .layouts import layout_of
 from .graph import Graph
@@ -490,7 +490,7 @@ def capture(fn, args, kwargs, world, fullgraph=False, joint=True):
         if changed is not None:  # a replay runs the graph only: the side effect would be lost
             tracer.graph_break(f"a Python side effect: {changed} changed during the call (a replay would "
                                f"not repeat it, so the function runs eagerly)")
-        if (why := unreplayable(result, world)) is not None:
+        if (why := unreplayable(result, world) or retained_history(result, tracer.ran_backward)) is not None:
             tracer.graph_break(why)
         # non-branching control flow: gradients by replaying it with autograd; branching: backward recorded (hop)
         if not tracer.breaks and not tracer.ran_backward and (STATE.enabled or enables_grad(tracer.graph)) \

@@ -15,6 +15,7 @@ from ..optim.optimizer import Optimizer
 from .capture import capture
 from .graph import instances_in
 from .contents import LARGE
+from .group_writes import watched_groups
 from .side_effects import GLOBALS_SEEN, global_names, plain_object
 from .symbolic import Cond, Expr, evaluate, free_symbols, symbol
 from .traced_floats import float_conditions, note_unseen
@@ -364,13 +365,25 @@ def _floats_made():
     return made
 
 
+def _watching(run, world):
+    """``run`` recording with the optimizers' groups watched (:func:`.group_writes.watched_groups`)."""
+    def watched(a, k):
+        out = []
+        with watched_groups(world.optimizers, lambda: out[0][1] if out else None):
+            out.append(run(a, k))
+        return out[0]
+    return watched
+
+
 def float_capture(run, args, kwargs, world, positions):
     """``run(args, kwargs)`` (a recording: ``(result, capture)``) with the float arguments at
     ``positions`` (in ``(*args, *kwargs.values())``) passed as traced floats
     (:mod:`.traced_floats`). Returns ``(result, capture, symbols)``: ``symbols`` ``{position:
     conditions}`` of those Python did not use, which the graph takes as inputs, each with the
     comparisons Python made of it (``if lr > 0.5``: :func:`.traced_floats.float_conditions`). A run that read one's class
-    (``type(lr) is float``: False there) is run again with the floats plain."""
+    (``type(lr) is float``: False there) is run again with the floats plain. The optimizers'
+    groups are watched for the user's code reading them (:func:`.group_writes.watched_groups`)."""
+    run = _watching(run, world)
     if not positions:
         try:
             return (*run(args, kwargs), {})

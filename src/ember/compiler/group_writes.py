@@ -8,9 +8,80 @@ comparison sees, so :func:`group_state` compares the entries by identity, having
 a fresh copy of each float there (``stamp``): the call's write, even of an equal float (the
 argument the optimizer was made with), is a new object. (A write of an equal small int or a
 bool, which Python shares, stays unseen: it changes nothing the replay reads.)
-"""
 
-__all__ = ["group_state"]
+The graph's inputs are guarded only by whether each is zero (a scheduler never recompiles), so
+a value the user's code reads from a group while recorded (``lr = group["lr"]``, then ``loss *
+(1 + lr)``, ``x * lr``, ``f"{lr}"``) would be baked into the graph unguarded: the replays kept
+the recording's ``lr`` while a scheduler moved on. :func:`watched_groups` notes such reads
+(:data:`READ`): that optimizer's groups are then guarded by value (``guards.optimizer_facts``),
+a graph per value as torch's (which guards the float it reads).
+"""
+import contextlib
+import weakref
+
+import numpy as np
+
+from .graph import instances_in
+from .traced_ints import _KEPT, _from_user
+
+__all__ = ["group_state", "watched_groups", "READ"]
+
+# the optimizers whose group entries the user's code read during a recording: guarded by value
+READ = weakref.WeakSet()
+
+
+class GroupFloat(float):
+    """A float entry of an optimizer's group while a call is recorded (``optimizer``, its
+    owner): a method of it called from the user's code puts the optimizer in :data:`READ`."""
+
+    def __new__(cls, value, optimizer):
+        self = super().__new__(cls, value)
+        self.optimizer = optimizer
+        return self
+
+
+def _noting(method):
+    def use(self, *args):
+        if _from_user():
+            READ.add(self.optimizer)
+        return method(self, *args)
+    use.__name__, use.__doc__ = method.__name__, f"float's ``{method.__name__}``, noting a read by the user's code."
+    return use
+
+
+for _name in dir(float):
+    if _name not in _KEPT and callable(getattr(float, _name)) and _name != "fromhex":
+        setattr(GroupFloat, _name, _noting(getattr(float, _name)))
+
+
+@contextlib.contextmanager
+def watched_groups(optimizers, cap_of):
+    """While recording: each nonzero float entry of the ``optimizers``' groups a
+    :class:`GroupFloat`; after it, those still there plain again, and an optimizer whose value
+    (or its float32 rounding) is a plain number of the recorded graph (``cap_of()``: passed to an
+    op by the user's code unseen, ``x * lr``) put in :data:`READ` too."""
+    watched = []
+    for opt in optimizers:
+        for g in opt.param_groups:
+            for key, value in g.items():
+                if type(value) is float and value != 0 and value == value:
+                    g[key] = GroupFloat(value, opt)
+                    watched.append((g, key, g[key]))
+    try:
+        yield
+    finally:
+        for g, key, value in watched:
+            if g.get(key) is value:
+                g[key] = float.__float__(value)
+        cap = cap_of() if watched else None
+        if cap is not None:
+            numbers = {float(a) for node in cap.graph.nodes for a in instances_in((node.args, node.kwargs),
+                                                                                   (float, np.floating))}
+            consts = [s[1] for s in cap.sources if s[0] == "const" and s[1].dtype.kind == "f" and s[1].size]
+            for _, _, value in watched:
+                v = float.__float__(value)
+                if {v, float(np.float32(v))} & numbers or any((c == v).any() for c in consts):
+                    READ.add(value.optimizer)
 
 
 class _Entries:

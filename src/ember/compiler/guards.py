@@ -31,6 +31,7 @@ from ..optim.optimizer import Optimizer, step_hook_functions
 from .capture import flatten
 from .contents import (DEPTH, LARGE, baked, container, flat, flat_or_over, flats, function_like, held_contents, same,
                        scalar, scalar_key, sharing)
+from .group_writes import READ
 from .layouts import LAYOUTS, layout_keys
 from .reads import _MISSING, _class_values, _defaults, _read, class_attributes, reads_hold
 from .side_effects import global_names, plain_object, unread_attributes, user_class, user_code
@@ -448,8 +449,9 @@ def object_tensors(objects):
 def optimizer_facts(opt):
     """``(parameters, hyperparameters, state)`` of an optimizer as guarded: the ids of each
     group's parameters (one taken out of the optimizer is no longer updated, though its module
-    still holds it), each group's other entries, and how many entries each parameter's state has."""
-    inputs = _input_keys(type(opt))
+    still holds it), each group's other entries, and how many entries each parameter's state has.
+    The graph's inputs by value too once the user's code read one (``group_writes.READ``)."""
+    inputs = () if opt in READ else _input_keys(type(opt))
     hyper = tuple([tuple([(key, (v == 0 if key in inputs else v) if type(v) in _PLAIN else _hyperparameter(v, key in inputs))
                           for key, v in g.items() if key != "params"]) for g in opt.param_groups])
     # state is made for all parameters with a gradient on the first step: its sizes tell

@@ -24,6 +24,7 @@ from .._dispatch_state import OBSERVERS
 from .._tensor import Tensor
 from ..nn.modules import module as _module
 from ..nn.modules.module import Module
+from ..autograd.grad_mode import STATE
 from ..autograd.graph import AccumulateGrad
 from ..optim.optimizer import Optimizer
 from .group_writes import group_state
@@ -45,7 +46,8 @@ def python_state(world, stamp=False):
     the optimizers' groups (:func:`~.group_writes.group_state`; ``stamp``: before the call), the
     contents of the containers and plain objects passed as arguments, and the positions of
     Python's and NumPy's random streams (``random.randint`` in ``forward`` draws anew on every
-    call, as under torch.compile); after the call (in a recording), also the globals of the
+    call, as under torch.compile), the input and free tensors' ``requires_grad`` (``x.requires_grad_()``:
+    a replay would leave it False), grad mode (``set_grad_enabled(False)`` left on); after the call (in a recording), also the globals of the
     other user code it ran (their contents when first called: :func:`breaking_io`). A
     difference before and after a recording is a side effect a replay would skip. Computed with a
     recording's hook off (:func:`.quiet_ops.unwatched`): these reads are ember's, not the call's."""
@@ -73,6 +75,8 @@ def _python_state(world, stamp):
     for m in world.all_modules:
         state[f"an attribute of {type(m).__name__} (module {id(m):#x})"] = _contents(m)
     state.update(group_state(world.optimizers, stamp))
+    state["the requires_grad of an input or global tensor"] = [t.requires_grad for t in (*world.inputs, *world.free)]
+    state["grad mode (set_grad_enabled)"] = STATE.enabled
     this = _THIS
     if this.globals:  # after a recording's call: the globals of the user code it ran (see breaking_io)
         state.update((key, _contents(names[name]) if name in names else None) for key, names, name in this.globals[-1])

@@ -36,7 +36,7 @@ __all__ = ["Storage", "Loc", "Kernel", "Plan", "make_plan", "scatter_loc", "batc
 # The kernels whose generators compute every size, stride and trip count from symbolic sizes.
 SYMBOLIC_KINDS = frozenset({"view", "elementwise", "sum", "softmax", "log_softmax", "gemm", "cross_entropy",
                             "cross_entropy_backward", "norm_stats", "norm_backward", "result", "bmm", "attention",
-                            "softmax_grad", "embedding_backward", "scatter", "index", "pool", "conv", "cat"})
+                            "softmax_grad", "embedding_backward", "scatter", "index", "pool", "conv", "cat", "rnn"})
 
 
 class Kernel:

@@ -19,6 +19,7 @@ GRU.html, RNN.html), as the module docstring of :mod:`ember._ops.rnn` writes the
 import numpy as np
 
 from ..._ops.rnn import GATES, INPUTS, RESULTS, result_shapes, step_rows
+from ..symbolic import Expr
 from .kernels import CTYPES
 from .python import label
 from .plan import Loc, Storage, contiguous_strides
@@ -113,10 +114,22 @@ class _Emit:
         size = f"{n} * sizeof({self.t})"
         self.lines.append(f"    memcpy({name}, {source}, {size});" if source else f"    memset({name}, 0, {size});")
 
-    def steps(self, batch_sizes, reverse, backward):
+    def steps(self, batch_sizes, reverse, backward, rows, batch):
         """The loop over time steps (the last first for ``backward``): ``r0`` and ``b`` are the
-        step's first row and batch size."""
-        order = step_rows(batch_sizes, reverse)
+        step's first row and batch size. A padded sequence (``batch_sizes`` None) of symbolic
+        sizes (a dynamic graph's) loops over ``rows / batch`` steps counted at run time; of
+        fixed sizes it lists its steps as a packed one. A batch size the C compiler sees as a
+        constant made the LSTM step 10-15% slower (its per-step products), so the run-time
+        loop hides an int batch behind an empty asm statement."""
+        if batch_sizes is None and (isinstance(rows, Expr) or isinstance(batch, Expr)):
+            last = reverse != backward  # the loop runs from the last step to the first
+            self.lines += [f"    const long n_steps = {batch} ? ({rows}) / ({batch}) : 0;",
+                           "    for (long s = 0; s < n_steps; s++) {",
+                           f"        long b = {batch};",
+                           '        __asm__("" : "+r"(b));  /* a run-time value to the C compiler */',
+                           f"        const long r0 = ({'n_steps - 1 - s' if last else 's'}) * b;"]
+            return
+        order = step_rows(batch_sizes, reverse, rows, batch)
         order = order[::-1] if backward else order
         starts, sizes = ", ".join(str(rows.start) for rows, _ in order), ", ".join(str(b) for _, b in order)
         self.lines += [f"    static const long start[] = {{{starts}}}, size[] = {{{sizes}}};",
@@ -129,8 +142,12 @@ def rnn_kernel(src, node, fname, results):
     index -> the Loc it is written to (the getitem nodes picking it)."""
     make = _forward if node.target.name == "RNNLayer" else _backward
     return [_HELPERS, f"/* {node.kwargs['mode']} layer {'forward' if make is _forward else 'backward'}, "
-                      f"batch sizes {list(node.kwargs['batch_sizes'])}: {label(node)} */",
+                      f"batch sizes {_described(node.kwargs['batch_sizes'])}: {label(node)} */",
             f"static void {fname}(void** restrict p) {{"] + make(src, node, results) + ["}"]
+
+
+def _described(batch_sizes):
+    return "padded" if batch_sizes is None else list(batch_sizes)
 
 
 def _sizes(loc_of, x, hx, w_hh, mode):
@@ -169,7 +186,7 @@ def _forward(src, node, results):
     e.fill("h_n", N * n_out, "hx")
     if mode == "LSTM":
         e.fill("c_n", N * H, "cx")
-    e.steps(k["batch_sizes"], k.get("reverse", False), backward=False)
+    e.steps(k["batch_sizes"], k.get("reverse", False), False, T, N)
     e.lines += [f"        memcpy(h_prev + r0*{n_out}, h_n, b * {n_out} * sizeof({t}));"]
     e.step_gemm("b", G, n_out, f"h_prev + r0*{n_out}", n_out, "w_hh_t", G, 0, "gh", G)
     e.lines += ["        for (long r = 0; r < b; r++) {",
@@ -245,7 +262,7 @@ def _backward(src, node, results):
     dhh = "dhh" if mode == "GRU" else "dg"  # the h side of the gates' gradient (the reset gate scales the candidate's)
     if mode == "GRU":
         e.scratch("dhh", (T, G))
-    e.steps(k["batch_sizes"], k.get("reverse", False), backward=True)
+    e.steps(k["batch_sizes"], k.get("reverse", False), True, T, N)
     e.lines += ["        for (long r = 0; r < b; r++) {",
                 f"            {t}* restrict d = dh + r*{n_out};",
                 f"            {t}* restrict dgr = dg + (r0 + r)*{G};"]

@@ -15,7 +15,8 @@ def rnn_layer(mode, data, batch_sizes, hx, cx, weights, reverse=False):
     Args:
         mode: "RNN_TANH", "RNN_RELU", "LSTM" or "GRU".
         data: (T, H_in) rows of a packed sequence (see :mod:`ember._ops.rnn`).
-        batch_sizes: tuple of L ints, the rows of each step.
+        batch_sizes: tuple of L ints, the rows of each step; None for a padded sequence
+            (``T // N`` steps of N rows).
         hx: (N, H_out) initial hidden state, N = ``batch_sizes[0]``.
         cx: (N, H) initial cell state of an LSTM, else None.
         weights: ``(weight_ih, weight_hh, bias_ih, bias_hh, weight_hr)``, None where absent.

@@ -210,7 +210,7 @@ class RNNBase(Module):
             if steps == 0:
                 raise RuntimeError("Expected sequence length to be larger than 0 in RNN")
             data = input.reshape(steps * batch, self.input_size)
-            steps_batch = (batch,) * steps
+            steps_batch = None  # (batch,) * steps: the op reads it from the shapes
             sorted_indices = unsorted_indices = None
         h_shape = (self.num_layers * directions, batch, output_size)
         c_shape = (self.num_layers * directions, batch, self.hidden_size)
@@ -422,7 +422,7 @@ class RNNCellBase(Module):
                 raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got "
                                    f"{_type_name(input.dtype)} and {_type_name(t.dtype)}")
         weights = (self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh, None)
-        _, h, c = rnn_layer(mode, input, (input.shape[0],), states[0],
+        _, h, c = rnn_layer(mode, input, None, states[0],  # one step of the whole batch
                             states[1] if len(states) > 1 else None, weights)
         # torch's cells end in h = o * tanh(c) (LSTM), (1 - z) * n + z * h (GRU), tanh or relu;
         # an LSTM's c shares h's node here, so it shows the same name (torch: AddBackward0)
