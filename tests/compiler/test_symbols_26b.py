@@ -8,7 +8,8 @@ import math
 import pytest
 import torch
 import torch._dynamo
-from torch._dynamo.testing import CompileCounter
+
+from graph_counts import graph_counts, run
 
 import ember
 from ember._dynamo.utils import counters
@@ -35,29 +36,6 @@ def _floors(x, lr):
     return x * math.floor(lr) - math.ceil(lr)
 
 
-def _counts(fn, module, calls):
-    """Graph counts after each call and the results, for torch (module torch) or ember."""
-    counts, results = [], []  # (a result: the list, or the exception's class and words)
-    if module is torch:
-        torch._dynamo.reset()
-        counter = CompileCounter()
-        compiled = torch.compile(fn, backend=counter)
-    else:
-        ember.compiler.reset()
-        compiled = ember.compile(fn)
-    for args in calls:
-        results.append(_run(compiled, module, args))
-        counts.append(counter.frame_count if module is torch else counters["stats"]["unique_graphs"])
-    return counts, results
-
-
-def _run(fn, module, args):
-    try:
-        return fn(module.arange(6.0), *args).tolist()
-    except Exception as error:
-        return type(error).__name__, str(error)
-
-
 @pytest.mark.parametrize("fn, calls", [
     (_low, [(k,) for k in range(20)]),
     (_high, [(k,) for k in (*range(-10, 10), 2 ** 40, -2 ** 40)]),
@@ -67,11 +45,11 @@ def _run(fn, module, args):
     (_floors, [(0.37 * i - 3,) for i in range(18)] + [(float("-inf"),), (float("nan"),)]),
 ])
 def test_min_max_counts_and_values(fn, calls):
-    want_counts, want = _counts(fn, torch, calls)
-    got_counts, got = _counts(fn, ember, calls)
+    want_counts, want = graph_counts(fn, torch, calls)
+    got_counts, got = graph_counts(fn, ember, calls)
     assert got_counts == want_counts
     for args, a, b in zip(calls, got, want):
-        assert a == b == _run(fn, ember, args), args
+        assert a == b == run(fn, ember, args), args
 
 
 @pytest.mark.filterwarnings("ignore:overflow encountered")
@@ -82,8 +60,8 @@ def test_huge_float_to_int():
     ember.compiler.reset()
     compiled = ember.compile(_floors)
     for v in (1.5, 2.5, 1e300, -1e300, 1e20, 3.5):
-        want = _run(_floors, torch, (v,))
-        assert repr(_run(compiled, ember, (v,))) == repr(_run(_floors, ember, (v,))) == repr(want), v
+        want = run(_floors, torch, (v,))
+        assert repr(run(compiled, ember, (v,))) == repr(run(_floors, ember, (v,))) == repr(want), v
         assert (want[0] == "OverflowError") is (abs(v) > 1e19), v
     assert counters["stats"]["unique_graphs"] == 2
 

@@ -7,7 +7,8 @@ import math
 import pytest
 import torch
 import torch._dynamo
-from torch._dynamo.testing import CompileCounter
+
+from graph_counts import graph_counts
 
 import ember
 from ember._dynamo.utils import counters
@@ -77,25 +78,6 @@ def _float_left(x, lr):
     return x * (0.5 * r) + x * (1.5 * math.floor(lr)) + (2.5 < round(lr))
 
 
-def _counts(fn, module, calls):
-    """Graph counts after each call and the results (or the error's class and words)."""
-    counts, results = [], []
-    if module is torch:
-        torch._dynamo.reset()
-        counter = CompileCounter()
-        compiled = torch.compile(fn, backend=counter)
-    else:
-        ember.compiler.reset()
-        compiled = ember.compile(fn)
-    for args in calls:
-        try:
-            results.append(compiled(module.arange(6.0), *args).tolist())
-        except Exception as error:
-            results.append((type(error).__name__, str(error)))
-        counts.append(counter.frame_count if module is torch else counters["stats"]["unique_graphs"])
-    return counts, results
-
-
 # ties (half to even), negatives, -0.0, values far from the recorded ones, then nan and inf
 _FLOATS = [(v,) for v in (0.3, 0.7, 1.5, 2.5, -0.5, -1.5, -2.7, -0.0, 3.2, 7.9, 1e6 + 0.5, -3e9, 0.6,
                           float("nan"), float("inf"), 2.4)]
@@ -106,8 +88,8 @@ def test_int_of_float_in_arithmetic_and_branches(fn):
     """``round(lr) + 1``, ``math.floor(lr) * 2``, ``math.ceil(lr) / 4``, ``if math.floor(lr) > 2``,
     ``if round(lr):``: torch 2.13 traces them (2-4 graphs); ember took each as a use of ``lr``, a
     graph per value up to the recompile limit."""
-    want_counts, want = _counts(fn, torch, _FLOATS)
-    got_counts, got = _counts(fn, ember, _FLOATS)
+    want_counts, want = graph_counts(fn, torch, _FLOATS)
+    got_counts, got = graph_counts(fn, ember, _FLOATS)
     assert got_counts == want_counts
     for args, a, b in zip(_FLOATS, got, want):
         assert a == b, args
@@ -117,8 +99,8 @@ def test_float_left_of_int_of_float():
     """``0.5 * round(lr)``, ``2.5 < round(lr)``: the float's own operator reads the int's value
     unseen. ember replayed the first traced value's product at every lr (0.5 where 2.0 was due);
     now a use: each value its graph (torch 2), the values right."""
-    want_counts, want = _counts(_float_left, torch, _FLOATS)
-    got_counts, got = _counts(_float_left, ember, _FLOATS)
+    want_counts, want = graph_counts(_float_left, torch, _FLOATS)
+    got_counts, got = graph_counts(_float_left, ember, _FLOATS)
     for args, a, b in zip(_FLOATS, got, want):
         assert a == b, args
 
@@ -137,8 +119,8 @@ def test_int_after_a_tensor_expression_holding_a_float(fn):
     operator takes ``k`` as a symbol: 2 graphs as torch (ember specialised ``k``: 8). A float
     computed before ``+ k`` (``x.shape[0] * 0.5 + k``) still specialises it (values right)."""
     calls = [(k,) for k in (*range(1, 10), 10 ** 6 + 3, -7, 2 ** 40)]
-    want_counts, want = _counts(fn, torch, calls)
-    got_counts, got = _counts(fn, ember, calls)
+    want_counts, want = graph_counts(fn, torch, calls)
+    got_counts, got = graph_counts(fn, ember, calls)
     if fn is _int_after_float:
         assert got_counts == want_counts
     for args, a, b in zip(calls, got, want):

@@ -11,6 +11,7 @@ torch.fx (``print_tabular``, ``code``); the contract with the code generators is
 /work/brief/COMPILER_IR.md.
 """
 import builtins
+import functools
 import keyword
 import operator
 import re
@@ -97,9 +98,7 @@ class Graph:
         self.mutations.append((placeholder, value))
 
     def _unique(self, base):
-        base = re.sub(r"\W", "_", base) or "_"
-        if base[0].isdigit() or keyword.iskeyword(base):
-            base = "_" + base
+        base = _identifier(base)
         count = self._counts.get(base, 0)
         name = base if count == 0 else f"{base}_{count}"
         while name in self._names:
@@ -155,8 +154,16 @@ class Graph:
         return self.code
 
 
+@functools.lru_cache(maxsize=4096)  # (a regex per node was 2 of the GPT step's 16 ms of recording ops)
 def _snake(name):
     return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower()
+
+
+@functools.lru_cache(maxsize=4096)
+def _identifier(base):
+    """``base`` as a Python identifier: other characters as ``_``, a digit or keyword prefixed."""
+    base = re.sub(r"\W", "_", base) or "_"
+    return "_" + base if base[0].isdigit() or keyword.iskeyword(base) else base
 
 
 def _target_name(target):

@@ -16,7 +16,7 @@ import re
 import sys
 import threading
 import types
-from collections import deque
+from collections import OrderedDict, defaultdict, deque
 
 import numpy as np
 
@@ -339,9 +339,17 @@ def _own_module(frame):
     return frame.f_globals.get("__name__", "").partition(".")[0]
 
 
+# the owners (``fn.__self__``) of the C functions called most between a recording's ops (the GPT
+# step's 3,200: id, isinstance, dict.get, list.pop, set.add, sys.setprofile...), none doing input
+# or output: no ABC isinstance check for them (1.3 -> 0.3 us a call)
+_QUIET_OWNERS = frozenset({list, dict, set, frozenset, tuple, str, bytes, int, float, deque, defaultdict, OrderedDict})
+
+
 def _io_call(fn):
     """How a C function doing input or output (or warning) is named in a graph break's reason, or None."""
     owner = getattr(fn, "__self__", None)
+    if type(owner) in _QUIET_OWNERS or owner is builtins or owner is sys:  # (open's is _io, print: patches.py)
+        return None
     if isinstance(owner, io.IOBase):
         return f"{type(owner).__name__}.{fn.__name__}()"
     if fn is builtins.open or fn is io.open or getattr(fn, "__module__", None) == "_warnings" and fn.__name__ in (

@@ -43,15 +43,24 @@ class _Uncacheable(Exception):
 def code_version():
     """The version of the code that plans and generates C: every source file of the package,
     by path, size and modification time (an edit or reinstall changes it; nothing is read)."""
-    h, start = hashlib.sha256(), len(str(_PACKAGE))
-    for root, dirs, files in os.walk(_PACKAGE):
-        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
-        for name in sorted(files):
-            if name.endswith((".py", ".h")):
-                path = os.path.join(root, name)
-                st = os.stat(path)
-                h.update(f"{path[start:]} {st.st_size} {st.st_mtime_ns}\n".encode())
-    return h.hexdigest()
+    out = []
+    _stat_sources(str(_PACKAGE), "/", out)
+    return hashlib.sha256("\n".join(out).encode()).hexdigest()
+
+
+def _stat_sources(path, rel, out):
+    """Appends ``"<path under the package> <size> <mtime_ns>"`` of each .py and .h file under
+    ``path`` to ``out``, in sorted order (one stat per file, through ``os.scandir``'s entries:
+    3.0 against os.walk's 4.1 ms for the package's 520 files)."""
+    with os.scandir(path) as found:
+        entries = sorted(found, key=lambda e: e.name)
+    for e in entries:
+        if e.is_dir(follow_symlinks=False):
+            if e.name != "__pycache__":
+                _stat_sources(e.path, f"{rel}{e.name}/", out)
+        elif e.name.endswith((".py", ".h")):
+            st = e.stat()
+            out.append(f"{rel}{e.name} {st.st_size} {st.st_mtime_ns}")
 
 
 # every module whose functions, as loaded (a course or a test may patch them), write generated
@@ -79,9 +88,30 @@ def _compiler_identity(argv):
     return f"{' '.join(argv)} {path} {st.st_size} {st.st_mtime_ns}"
 
 
+_PLAIN = {type(None), bool, int, str}
+
+
 def _canon(value, index, out):
     """Appends a canonical text of ``value`` to ``out`` (a list of strings)."""
-    if isinstance(value, Node):
+    kind = type(value)
+    if kind is tuple:  # (the common kinds first, by exact type: the GPT step's graph text 4.0 -> 3.0 ms)
+        out.append("(")
+        for v in value:
+            _canon(v, index, out)
+        out.append(")")
+    elif kind in _PLAIN:
+        out.append(f"{kind.__name__}:{value!r}")
+    elif kind is dict:
+        out.append("{")
+        for k, v in value.items():
+            out.append(f"{k!r}=")
+            _canon(v, index, out)
+        out.append("}")
+    elif kind is Node:
+        out.append(f"%{index[value]}")
+    elif kind is _dtype.dtype:
+        out.append(f"dtype:{value.name}")
+    elif isinstance(value, Node):
         out.append(f"%{index[value]}")
     elif value is None or isinstance(value, (bool, int, str)):
         out.append(f"{type(value).__name__}:{value!r}")
