@@ -93,7 +93,10 @@ def run_child(name, cache):
 
 def main(names):
     sys.path.insert(0, HERE)
-    from bench_compile import cpu_name
+    from bench_compile import WORKLOADS, cpu_name
+    unknown = [n for n in names if n not in WORKLOADS]
+    if unknown:
+        raise SystemExit(f"bench_compile_cache.py: unknown workload {unknown[0]!r}; choose from {', '.join(WORKLOADS)}")
     print(f"CPU: {cpu_name()}; load average {os.getloadavg()[0]:.1f}; seconds of the calls that compile: wall, "
           "then CPU (with the C compiler's; capture, compile_graph, one eager step, overhead = CPU - eager steps)")
     print(f"{'workload':<18}{'':>6}{'wall':>8}{'CPU':>8}{'capture':>10}{'compile':>10}"
@@ -114,5 +117,7 @@ def main(names):
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--child"]:
         child(sys.argv[2])
+    elif {"-h", "--help"} & set(sys.argv[1:]):
+        print(__doc__)
     else:
         main(sys.argv[1:] or ["mlp_digits_step", "lenet_step", "gpt_train_step"])
