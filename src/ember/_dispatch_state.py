@@ -5,7 +5,9 @@ It sits below both (beside the grad modes) so that the engine reads it without i
 ops; ``_ops.core`` re-exports both lists, which is where the systems above find them.
 """
 
-__all__ = ["OBSERVERS", "Observer", "INPUT_CASTS", "META", "observed_range"]
+import threading
+
+__all__ = ["OBSERVERS", "Observer", "INPUT_CASTS", "AUTOCAST", "META", "observed_range"]
 
 # Objects watching op dispatch (the profiler, FlopCounterMode, the compiler's tracer, forward
 # AD, checkpoint's first run): each is an ``Observer`` (below), and may also have ``op_write(tensor, value)`` (an
@@ -13,9 +15,21 @@ __all__ = ["OBSERVERS", "Observer", "INPUT_CASTS", "META", "observed_range"]
 # in place, so its truthiness is the one check an op pays when nobody is watching.
 OBSERVERS = []
 # At most one function ``(op, inputs) -> inputs`` that recasts an op's inputs before it runs:
-# autocast's, inside an enabled ``ember.autocast`` region (ember.amp). Empty otherwise, so an
-# op pays one list check; the engine empties it while gradients run.
+# autocast's, while some thread is inside an enabled ``ember.autocast`` region (ember.amp); it
+# casts in the threads whose ``AUTOCAST.dtype`` is set. Empty otherwise, so an op pays one list check.
 INPUT_CASTS = []
+
+
+class _Autocast(threading.local):
+    """This thread's CPU autocast dtype: set inside an enabled region, None outside it and
+    while the engine runs gradients (which keep the dtypes the forward recorded). Per thread,
+    as torch's autocast state."""
+
+    def __init__(self):
+        self.dtype = None
+
+
+AUTOCAST = _Autocast()
 # Non-empty once the default device was the ``meta`` one (``with device("meta")``,
 # ``set_default_device``): until then a factory given no device pays one list check.
 META = []

@@ -6,30 +6,46 @@ and the ops of :data:`FLOAT32` (losses, products of many numbers) cast theirs to
 float64 inputs are never cast, and every other op runs in the dtypes it is given. The casts
 are ordinary recorded ops, so gradients flow back to float32 parameters in float32.
 
-The dispatcher calls :func:`autocast_inputs` (through ``_ops.core.INPUT_CASTS``) inside an
-enabled CPU region (one list check per op when autocast is off); backward runs without it. CUDA autocast is accepted and disabled with PyTorch's
-warning, as on a PyTorch install without CUDA.
+The state is per thread, as torch's: a region in one thread changes neither another thread's
+ops nor what :func:`is_autocast_enabled` tells it, and a new thread starts with autocast off.
+The dispatcher calls :func:`autocast_inputs` (through ``_ops.core.INPUT_CASTS``) while some
+thread is inside an enabled CPU region (one list check per op when none is), and it casts in
+the threads whose ``AUTOCAST.dtype`` is set; backward runs without it. CUDA autocast is accepted
+and disabled with PyTorch's warning, as on a PyTorch install without CUDA.
 
 Source: https://pytorch.org/docs/stable/amp.html (CPU ops that can autocast to bfloat16 /
 to float32), checked against torch 2.13's CPU results.
 """
 import functools
+import threading
 import warnings
 
 from .. import _dtype
+from .._dispatch_state import AUTOCAST
 from .._ops.core import INPUT_CASTS
 
 __all__ = ["autocast", "autocast_inputs", "is_autocast_available", "is_autocast_enabled",
-           "get_autocast_dtype", "custom_fwd", "custom_bwd", "ACTIVE"]
+           "get_autocast_dtype", "custom_fwd", "custom_bwd", "AUTOCAST"]
 
 # Op entry names, as in ember._ops: matrix products run in the lower-precision dtype...
 LOWER_PRECISION = frozenset({"Matmul", "Addmm", "Conv", "ConvTranspose", "Einsum", "AttentionWeights"})
 # ...and ops whose accuracy needs float32's precision or range run in float32.
 FLOAT32 = frozenset({"CrossEntropy", "NllLoss", "BinaryCrossEntropy", "MseLoss", "Prod"})
 
-# [the CPU autocast dtype] inside an enabled region, [] outside: the dispatcher's one check.
-ACTIVE = []
-_STATE = {"cpu": [False, _dtype.bfloat16], "cuda": [False, _dtype.float16]}
+
+
+class _DeviceState(threading.local):
+    """This thread's ``[enabled, dtype]`` per device type (a new thread starts with autocast off
+    and the default dtypes, as torch's)."""
+
+    def __init__(self):
+        self.devices = {"cpu": [False, _dtype.bfloat16], "cuda": [False, _dtype.float16]}
+
+
+_STATE = _DeviceState()
+# How many threads have ``AUTOCAST.dtype`` set by a region: ``INPUT_CASTS`` is on while any has.
+_REGIONS = [0]
+_LOCK = threading.Lock()
 _CPU_DTYPES = (_dtype.bfloat16, _dtype.float16)
 
 
@@ -40,19 +56,23 @@ def is_autocast_available(device_type):
 
 def is_autocast_enabled(device_type="cuda"):
     """Whether autocast is on for ``device_type`` (PyTorch's default asks about "cuda")."""
-    return _STATE[device_type][0] if device_type in _STATE else False
+    state = _STATE.devices.get(device_type)
+    return state[0] if state else False
 
 
 def get_autocast_dtype(device_type):
     """The dtype autocast uses on ``device_type``: bfloat16 on "cpu" unless set otherwise."""
-    return _STATE[device_type][1]
+    return _STATE.devices[device_type][1]
 
 
 def autocast_inputs(op, inputs):
     """``inputs`` as the op entry ``op`` receives them inside an autocast region:
     eligible (float16, bfloat16, float32) tensors cast to its dtype or to float32."""
+    target = AUTOCAST.dtype
+    if target is None:  # (this thread is outside autocast, or running gradients)
+        return inputs
     name = op.name
-    target = ACTIVE[0] if name in LOWER_PRECISION else _dtype.float32 if name in FLOAT32 else None
+    target = target if name in LOWER_PRECISION else _dtype.float32 if name in FLOAT32 else None
     if target is None:
         return inputs
     return tuple(x.to(target) if getattr(x, "dtype", None) in _ELIGIBLE and x.dtype is not target else x
@@ -60,6 +80,17 @@ def autocast_inputs(op, inputs):
 
 
 _ELIGIBLE = (_dtype.float16, _dtype.bfloat16, _dtype.float32)
+
+
+def _set_active(dtype):
+    """Set this thread's CPU autocast dtype (None: off), turning the dispatcher's cast on when
+    the first thread enters a region and off when the last leaves."""
+    was = AUTOCAST.dtype is not None
+    AUTOCAST.dtype = dtype
+    if was != (dtype is not None):
+        with _LOCK:
+            _REGIONS[0] += 1 if dtype is not None else -1
+            INPUT_CASTS[:] = [autocast_inputs] if _REGIONS[0] > 0 else []
 
 
 class autocast:
@@ -89,7 +120,7 @@ class autocast:
     def __init__(self, device_type, dtype=None, enabled=True, cache_enabled=None):
         if not isinstance(device_type, str):
             raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
-        if device_type not in _STATE:
+        if device_type not in _STATE.devices:
             raise RuntimeError(f"User specified an unsupported autocast device_type '{device_type}'")
         self.device = device_type
         self.fast_dtype = get_autocast_dtype(device_type) if dtype is None else dtype
@@ -105,21 +136,20 @@ class autocast:
             self._enabled = False
 
     def __enter__(self):
-        state = _STATE[self.device]
-        self._saved = (tuple(state), list(ACTIVE))
+        state = _STATE.devices[self.device]
+        self._saved = (tuple(state), AUTOCAST.dtype)
         state[0] = self._enabled
         if self._enabled:
             state[1] = self.fast_dtype
         if self.device == "cpu":
-            ACTIVE[:] = [self.fast_dtype] if self._enabled else []
-            INPUT_CASTS[:] = [autocast_inputs] if self._enabled else []
+            _set_active(self.fast_dtype if self._enabled else None)
         return self
 
     def __exit__(self, *exc):
         state, active = self._saved
-        _STATE[self.device][:] = state
-        ACTIVE[:] = active
-        INPUT_CASTS[:] = [autocast_inputs] if active else []
+        _STATE.devices[self.device][:] = state
+        if self.device == "cpu":
+            _set_active(active)
         return False
 
     def __call__(self, func):

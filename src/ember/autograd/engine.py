@@ -7,7 +7,7 @@ import threading
 from sys import getrefcount
 
 from .._backend import dense, ndarray
-from .._dispatch_state import INPUT_CASTS, OBSERVERS
+from .._dispatch_state import AUTOCAST, OBSERVERS
 from .grad_mode import STATE
 from .graph import AccumulateGrad, gradient_edge
 
@@ -82,11 +82,11 @@ def _execute(roots, root_grads, retain_graph, create_graph, capture=None, accumu
     ready = [n for n in dict.fromkeys(roots) if deps.get(n, 0) == 0]
     captured = {}
     _ALONE[0] = _probe() if _STEAL else None  # (the interpreter's frame evaluator may have changed)
-    prev, casts, selective = STATE.enabled, INPUT_CASTS[:], getattr(_TASK, "selective", False)
+    prev, casts, selective = STATE.enabled, AUTOCAST.dtype, getattr(_TASK, "selective", False)
     STATE.enabled = create_graph
     # (grad_within records a compiled backward whole; a checkpoint's inner walk is the outer one's part)
     _TASK.selective = capture is not None and not cut and not inner
-    INPUT_CASTS.clear()  # gradients run in the dtypes the forward recorded, never autocast
+    AUTOCAST.dtype = None  # gradients run in the dtypes the forward recorded, never autocast
     try:
         while ready:
             node = ready.pop()
@@ -162,7 +162,7 @@ def _execute(roots, root_grads, retain_graph, create_graph, capture=None, accumu
             grads = g = None  # the buffers hold the gradients now (a leaf's may become its .grad: _accumulate)
     finally:
         STATE.enabled, _TASK.selective = prev, selective
-        INPUT_CASTS[:] = casts
+        AUTOCAST.dtype = casts
     return captured
 
 

@@ -399,7 +399,7 @@ def snapshot(world, args, kwargs):
     """The guarded facts as ``(name, value)`` pairs, in a fixed order for a given world."""
     params = world.params
     facts = [("grad_mode", STATE.enabled), ("default dtype", get_default_dtype()),
-             ("autocast dtype (none: autocast off)", tuple(_autocast.ACTIVE))]
+             ("autocast dtype (none: autocast off)", _autocast.AUTOCAST.dtype)]
     facts += [(_input_name(i), (t._data.shape, t.dtype, t.requires_grad)) for i, t in enumerate(world.inputs)]
     declared = {id(h[1]) for h in world.held}  # objects whose tensors are inputs: by type and contents
     for i, value in enumerate((*args, *kwargs.values())):
