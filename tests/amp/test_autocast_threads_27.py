@@ -38,6 +38,11 @@ def _mm_dtype(lib):
     return str((a @ a).dtype).split(".")[-1]
 
 
+def _loss_dtype(lib):
+    a = lib.ones(3, dtype=lib.bfloat16)
+    return str(lib.nn.functional.mse_loss(a, a).dtype).split(".")[-1]
+
+
 def _other_thread_plain(lib):
     """B computes outside autocast while A sits inside autocast(cpu, bfloat16)."""
     seen, inside, done = {}, threading.Event(), threading.Event()
@@ -46,13 +51,13 @@ def _other_thread_plain(lib):
         with lib.autocast("cpu", dtype=lib.bfloat16):
             inside.set()
             assert done.wait(TIMEOUT)
-            seen["a"] = _mm_dtype(lib), lib.is_autocast_enabled("cpu")
+            seen["a"] = _mm_dtype(lib), _loss_dtype(lib), lib.is_autocast_enabled("cpu")
         seen["a after"] = _mm_dtype(lib)
 
     def b():
         assert inside.wait(TIMEOUT)
         try:
-            seen["b"] = (_mm_dtype(lib), lib.is_autocast_enabled("cpu"),
+            seen["b"] = (_mm_dtype(lib), _loss_dtype(lib), lib.is_autocast_enabled("cpu"),
                          str(lib.get_autocast_dtype("cpu")).split(".")[-1])
             with lib.autocast("cpu", dtype=lib.float16):
                 seen["b f16"] = _mm_dtype(lib), str(lib.get_autocast_dtype("cpu")).split(".")[-1]

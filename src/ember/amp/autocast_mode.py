@@ -68,12 +68,9 @@ def get_autocast_dtype(device_type):
 def autocast_inputs(op, inputs):
     """``inputs`` as the op entry ``op`` receives them inside an autocast region:
     eligible (float16, bfloat16, float32) tensors cast to its dtype or to float32."""
-    target = AUTOCAST.dtype
-    if target is None:  # (this thread is outside autocast, or running gradients)
-        return inputs
     name = op.name
-    target = target if name in LOWER_PRECISION else _dtype.float32 if name in FLOAT32 else None
-    if target is None:
+    target = AUTOCAST.dtype if name in LOWER_PRECISION else _dtype.float32 if name in FLOAT32 else None
+    if target is None or AUTOCAST.dtype is None:  # (or this thread is outside autocast, or in a backward)
         return inputs
     return tuple(x.to(target) if getattr(x, "dtype", None) in _ELIGIBLE and x.dtype is not target else x
                  for x in inputs)
