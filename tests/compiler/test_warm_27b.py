@@ -60,7 +60,9 @@ def test_blas_libraries_listed_once_and_found():
     from threadpoolctl import ThreadpoolController
     fresh = sorted(lib.filepath for lib in ThreadpoolController().lib_controllers)
     assert c._blas_libraries() is _backend.BLAS_LIBRARIES
-    assert sorted(lib.filepath for lib in c._blas_libraries()) == fresh
+    # (the libraries loaded since ember's import, torch's in a full run, are listed afresh only)
+    assert {lib.filepath for lib in c._blas_libraries()} <= set(fresh)
+    assert any("numpy" in lib.filepath for lib in c._blas_libraries())
     assert c._openblas() is not None and c.numpy_blas_pointers() is not None  # SciPy's and NumPy's OpenBLAS
 
 
