@@ -152,16 +152,19 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None):
 
 
 @parsed
-def prod(input, dim=ALL_DIMS, keepdim=False, *, dtype=None):
+def prod(input, dim=ALL_DIMS, keepdim=False, *, dtype=None, out=None):
     """Product over one ``dim`` (or all elements, when it is left out); integer inputs give
-    int64. TypeError for ``dim=None`` or a tuple, as PyTorch's."""
+    int64; ``out=`` with a ``dim`` only, as PyTorch's. TypeError for ``dim=None`` or a tuple."""
+    if out is not None and dim is ALL_DIMS:  # (the all-elements signature has no out=)
+        raise TypeError(invalid_combination("prod", (input,), _PROD_SIGNATURES, out=out))
     dim = None if int_dim("prod", dim, _PROD_SIGNATURES) is ALL_DIMS else dim
     input = dtype_arg(input, dtype)
-    return _asked(apply(Prod, input, dim=dims_arg(dim, input.ndim), keepdim=keepdim), dtype)
+    result = _asked(apply(Prod, input, dim=dims_arg(dim, input.ndim), keepdim=keepdim), dtype)
+    return result if out is None else with_out(result, out)
 
 
 _PROD_SIGNATURES = (" * (Tensor input, *, torch.dtype dtype = None)\n"
-                    " * (Tensor input, int dim, bool keepdim = False, *, torch.dtype dtype = None)\n")
+                    " * (Tensor input, int dim, bool keepdim = False, *, torch.dtype dtype = None, Tensor out = None)\n")
 
 
 class Prod(Op):
