@@ -48,8 +48,9 @@ _LOCAL, _BARRIER = threading.local(), [None]
 
 
 def _sync():
-    if getattr(_LOCAL, "first", False):  # (the recording call of a thread: both are inside theirs)
-        _BARRIER[0].wait()
+    barrier = getattr(_LOCAL, "barrier", None)  # (the recording call of a thread: both are inside theirs)
+    if barrier is not None:
+        barrier.wait()
 
 
 def _counts(fn, args, together=False):
@@ -57,7 +58,9 @@ def _counts(fn, args, together=False):
     compiled = torch.compile(fn, backend=counter)
     results = []
     for call in range(2):
-        _LOCAL.first = together and call == 0
+        # (held by the thread's own local on the first call only: a global the later calls' recordings
+        # read would change while the other thread leaves the barrier, a side effect that breaks them)
+        _LOCAL.barrier = _BARRIER[0] if together and call == 0 else None
         results.append(compiled(*args, _sync).tolist())
     return results, (counter.frame_count, counter.op_count)
 
