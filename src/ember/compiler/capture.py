@@ -44,9 +44,10 @@ from .aot import enables_grad, record_backward, retained_history, runs_hooks
 from .inner_views import strided_layout
 from .layouts import layout_of
 from .graph import Graph
+from .group_replay import GROUPS, group_writes, snapshot, written
 from .patches import breaking_print
 from .side_effects import aliased_results, breaking_io, checked_reads, python_state, unreplayable
-from .traced_floats import float_nodes
+from .traced_floats import _node, float_nodes
 from .traced_ints import TRACING, plain, traced_operands
 from .sources import (history_nodes, input_names, known_arrays, placeholder_tensors, root_array,
                       world_arrays, written_view_of)
@@ -75,6 +76,7 @@ class Capture:
         output: the :func:`skeleton` of the function's return value (rebuilt on replay).
         output_nodes: the graph outputs the return value's tensors map to, in flattening order.
         grad_sets: ``(param, output index or None)``: ``param.grad`` after the call (an output, or None).
+        group_writes: the writes into optimizers' groups a replay repeats after the graph (group_writes.py).
         layouts: per output, eager's layout (:func:`.layouts.layout_of`; None: row-major).
         views: the outputs that are views of an input or of another output (:class:`.aliases.View`).
         breaks: ``(reason, "file:line: code")`` of each graph break; empty when replayable.
@@ -89,6 +91,7 @@ class Capture:
         self.graph, self.sources, self.grad_written = graph, sources, set()  # (whose .grad the call set first)
         self.output, self.output_nodes, self.grad_sets, self.layouts, self.views = None, [], [], [], []
         self.breaks, self.ran_backward, self.reads_grad, self.pieces, self.read_names = [], False, False, [graph], None
+        self.group_writes = []  # (optimizer, group index, key, how) of each write into a group (group_writes.py)
 
 
 class Tracer(_core.Observer):
@@ -144,9 +147,9 @@ class Tracer(_core.Observer):
             if op.promote == "float" and not dtype.is_inexact:
                 dtype = get_default_dtype()
         args = tuple(self.arg(x, dtype) for x in inputs)
-        args, attrs = float_nodes(self, args, attrs, dtype, output) if TRACING else (args, attrs)
         if getattr(op, "hyperparameters", None):
             args = self.hyperparameter_inputs(op, inputs, args)
+        args, attrs = float_nodes(self, args, attrs, dtype, output) if TRACING else (args, attrs)
         inplace = attrs.get("inplace") and getattr(op, "mutates", None)
         if inplace:  # recorded as the functional op, then a write per updated input
             attrs = dict(attrs, inplace=False)
@@ -170,15 +173,20 @@ class Tracer(_core.Observer):
         """``args`` of an optimizer's update op with its last inputs, numbers of the parameter
         group (``Optimizer.hyperparameters``), as placeholders read at each call (source
         ``("hyper", optimizer, group index, key)``): a scheduler changing them never recompiles.
-        A zero stays a constant (its term left out; the guards keep whether each is zero)."""
+        A zero stays a constant (its term left out; the guards keep whether each is zero). One the
+        call wrote into the group before (``g["lr"] = lr``, replayed: group_writes.py) is what was
+        written: a number, or the traced float's node (:func:`~.traced_floats._node`)."""
         n, owner = len(op.hyperparameters), self.group_of(inputs[0])
         if owner is None or len(type(owner[0]).hyperparameters) != n:
             self.graph_break(f"{op.name} of a tensor that is no parameter of an optimizer the function reaches")
             return args
         opt, index = owner
-        values = []
-        for name, key, value in zip(op.hyperparameters, type(opt).hyperparameters, args[-n:]):
-            if value != 0:
+        values, floats = [], getattr(self, "floats_now", None) or {}
+        for j, name, key, value in zip(range(len(args) - n, len(args)), op.hyperparameters,
+                                       type(opt).hyperparameters, args[-n:]):
+            if written(self.group_before, opt, index, key):
+                value = _node(self, floats.pop(j)) if j in floats else value
+            elif value != 0:
                 node = self.hyper.get((id(opt), index, key))
                 if node is None:
                     meta = {"shape": (), "dtype": float64, "requires_grad": False}
@@ -474,6 +482,7 @@ def capture(fn, args, kwargs, world, fullgraph=False, joint=True):
     cap_joint = None
     end_recording = record_on_this_thread(tracer)  # (Tensor methods breaking, tensors made, random draws)
     before, restore_print, restore_io = python_state(world, True), breaking_print(tracer.graph_break), breaking_io(tracer.graph_break)
+    tracer.group_before = snapshot(world.optimizers)
     arrays = [t._data for t in world.inputs]
     _core.OBSERVERS.append(tracer)
     try:
@@ -486,7 +495,9 @@ def capture(fn, args, kwargs, world, fullgraph=False, joint=True):
                                "overlaps (views of one tensor): a replay would not see the write through the other")
         if any([t._data is not a for t, a in zip(world.inputs, arrays)]):  # a replay writes into the old array
             tracer.graph_break("an input tensor's array was replaced (.data =, set_(), resize_() or a resized out=)")
-        changed = next((k for k, v in python_state(world).items() if before.get(k, v) != v), None)
+        writes = group_writes(world.optimizers, tracer.group_before)  # (replayed: no side effect)
+        changed = next((k for k, v in python_state(world).items() if before.get(k, v) != v
+                        and (writes is None or not k.startswith(GROUPS))), None)
         if changed is not None:  # a replay runs the graph only: the side effect would be lost
             tracer.graph_break(f"a Python side effect: {changed} changed during the call (a replay would "
                                f"not repeat it, so the function runs eagerly)")
@@ -509,6 +520,7 @@ def capture(fn, args, kwargs, world, fullgraph=False, joint=True):
     cap = Capture(tracer.graph, tracer.sources)
     cap.breaks, cap.ran_backward, cap.output = tracer.breaks, tracer.ran_backward, skeleton(result)
     cap.break_frames, cap.reads_grad, cap.grad_written = tracer.break_frames, tracer.reads_grad, tracer.grad_written
+    cap.group_writes = writes or []
     cap.read_names, cap.joint = checked_reads(tracer, read_names, world), (cap_joint if not tracer.breaks else None)
     if not cap.breaks:
         _finish(tracer, cap, result)

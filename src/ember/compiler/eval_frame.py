@@ -31,6 +31,7 @@ from .capture import capture, input_names, unflatten
 from .config_module import ConfigPatch
 from .dynamic import capture_dynamic, marks as _marks, verify
 from .dynamic_ints import float_capture, int_symbols, static_ints
+from .group_replay import replay_writes
 from .traced_floats import fill_floats, float_guards, float_inputs, float_positions
 from .breaks import SPARSE, sparse_argument as _sparse_argument
 from .exc import FailOnRecompileLimitHit, Unsupported
@@ -198,6 +199,8 @@ class _Entry:
             results = remake(self.views, self.viewed, results, tensors, sizes)
         for p, i in self.cap.grad_sets:
             p.grad = None if i is None else results[i]
+        if self.cap.group_writes:  # (``g["lr"] = lr``: group_writes.py)
+            replay_writes(self.cap.group_writes, args, kwargs)
         return unflatten(self.cap.output, iter(results), sizes)
 
 

@@ -15,6 +15,8 @@ a value the user's code reads from a group while recorded (``lr = group["lr"]``,
 the recording's ``lr`` while a scheduler moved on. :func:`watched_groups` notes such reads
 (:data:`READ`): that optimizer's groups are then guarded by value (``guards.optimizer_facts``),
 a graph per value as torch's (which guards the float it reads).
+
+A write a replay can repeat is no side effect (:mod:`.group_replay`).
 """
 import contextlib
 import weakref
@@ -112,3 +114,4 @@ def group_state(optimizers, stamp=False):
                 g[key] = value * 1.0
     return {f"a param group of optimizer {k} ({type(opt).__name__})": _Entries(opt.param_groups)
             for k, opt in enumerate(optimizers)}
+
