@@ -12,7 +12,7 @@ import numpy as np
 
 from .group_writes import GroupFloat
 from .traced_floats import _how, _value
-from .traced_ints import FloatInt, TracedFloat, TracedInt
+from .traced_ints import FloatInt, TracedFloat, TracedInt, plain
 
 __all__ = ["GROUPS", "snapshot", "written", "group_writes", "replay_writes"]
 
@@ -53,7 +53,8 @@ def _replayed(value):
 def group_writes(optimizers, before):
     """The writes into the ``optimizers``' groups since ``before`` (:func:`snapshot`) as
     ``[(optimizer, group index, key, how)]`` (see :func:`_replayed`), or None where one is no
-    number computed from the call's arguments (a tensor, a list) or a group or key came or went."""
+    number computed from the call's arguments (a tensor, a list) or a group or key came or went.
+    Each traced number written is put back plain (:func:`~.traced_ints.plain`)."""
     found = []
     for opt in optimizers:
         groups = before.get(id(opt), [])
@@ -65,10 +66,10 @@ def group_writes(optimizers, before):
             for key, value in group.items():
                 if value is not old[key]:
                     how = _replayed(value)
-                    if how is None:
-                        return None
                     found.append((opt, index, key, how))
-    return found
+                    # (the group keeps a plain number, as eager's)
+                    group[key] = how[1] if how is not None and how[0] == "const" else plain(value)
+    return None if any(how is None for *_, how in found) else found
 
 
 def _compute(how, arguments):
