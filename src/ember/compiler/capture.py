@@ -46,7 +46,7 @@ from .layouts import layout_of
 from .graph import Graph
 from .group_replay import GROUPS, group_writes, snapshot, written
 from .patches import breaking_print
-from .side_effects import aliased_results, breaking_io, checked_reads, python_state, unreplayable
+from .side_effects import REQUIRES_GRAD, aliased_results, breaking_io, checked_reads, python_state, unreplayable
 from .traced_floats import _node, float_nodes
 from .traced_ints import TRACING, plain, traced_operands
 from .sources import (history_nodes, input_names, known_arrays, placeholder_tensors, root_array,
@@ -92,11 +92,13 @@ class Capture:
         self.output, self.output_nodes, self.grad_sets, self.layouts, self.views = None, [], [], [], []
         self.breaks, self.ran_backward, self.reads_grad, self.pieces, self.read_names = [], False, False, [graph], None
         self.group_writes = []  # (optimizer, group index, key, how) of each write into a group (group_writes.py)
+        self.grad_required = []  # the inputs a replay makes require grad first (``x.requires_grad_()``)
 
 
 class Tracer(_core.Observer):
     """The observer that builds the graph while the function runs."""
     history, reads_grad = frozenset(), False  # ids of nodes made before the call; whether it read a .grad
+    double = False  # a create_graph backward ran since the last backward
 
     def __init__(self, known, fullgraph):
         self.graph, self.grad_written = Graph(), set()
@@ -114,6 +116,7 @@ class Tracer(_core.Observer):
         self.untracked = []         # (view's array, source tensor, op) of each conj / view_as_real view
         self.free = {}              # id(array) -> the tensor of a closure or a global holding it
         self.hyper = {}             # (id(optimizer), group index, key) -> placeholder of a hyperparameter
+        self.grad_required = set()  # the input positions made to require grad, unread before (tensor_patches.py)
         self.groups = None          # id(parameter's array) -> (optimizer, group index), made when needed
         self.thread = threading.get_ident()  # (the observer list is every thread's: others' ops are not its)
 
@@ -317,6 +320,10 @@ class Tracer(_core.Observer):
             self.hooked_backward()
         if STATE.enabled:
             self.graph_break("autograd.grad or backward with create_graph=True inside the compiled function")
+            self.double = True
+        elif self.double:  # (a gradient penalty's loss.backward(): through the eager gradients' history)
+            self.double = False  # (as torch's dynamo, which breaks at every backward)
+            self.graph_break("backward after an autograd.grad with create_graph=True (through its gradients' history)")
         if id(node) in self.history:  # its saved values are no placeholders: a replay would reuse them
             self.graph_break("backward into the history of an input tensor (made before the compiled function ran)")
         if self.control_flow_grad:  # its autograd nodes read values the graph does not hold
@@ -496,6 +503,7 @@ def capture(fn, args, kwargs, world, fullgraph=False, joint=True):
         if any([t._data is not a for t, a in zip(world.inputs, arrays)]):  # a replay writes into the old array
             tracer.graph_break("an input tensor's array was replaced (.data =, set_(), resize_() or a resized out=)")
         writes = group_writes(world.optimizers, tracer.group_before)  # (replayed: no side effect)
+        before[REQUIRES_GRAD] = [g or i in tracer.grad_required for i, g in enumerate(before[REQUIRES_GRAD])]
         changed = next((k for k, v in python_state(world).items() if before.get(k, v) != v
                         and (writes is None or not k.startswith(GROUPS))), None)
         if changed is not None:  # a replay runs the graph only: the side effect would be lost
@@ -520,7 +528,7 @@ def capture(fn, args, kwargs, world, fullgraph=False, joint=True):
     cap = Capture(tracer.graph, tracer.sources)
     cap.breaks, cap.ran_backward, cap.output = tracer.breaks, tracer.ran_backward, skeleton(result)
     cap.break_frames, cap.reads_grad, cap.grad_written = tracer.break_frames, tracer.reads_grad, tracer.grad_written
-    cap.group_writes = writes or []
+    cap.group_writes, cap.grad_required = writes or [], sorted(tracer.grad_required)
     cap.read_names, cap.joint = checked_reads(tracer, read_names, world), (cap_joint if not tracer.breaks else None)
     if not cap.breaks:
         _finish(tracer, cap, result)

@@ -167,6 +167,8 @@ class _Entry:
         """Runs a call whose guards hold; ``inputs``: its tensors (``World.inputs``)."""
         if self.uncut:
             return fn(*args, **kwargs)
+        for i in self.cap.grad_required:  # (``x.requires_grad_()`` before the call read x)
+            inputs[i].requires_grad_()
         tensors = self.fixed.copy()
         for i, f in self.varying:
             tensors[i] = f(inputs, sizes)

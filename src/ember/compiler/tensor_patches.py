@@ -102,12 +102,30 @@ def _drawing(name, draw):
     return setting if name in _SETTING else traced
 
 
+def _requiring(name, original):
+    # requires_grad_() on an input the call has not read yet: replayed before the graph (the
+    # capture's grad_required); on a tensor the call made, or read before: a graph break, as
+    # torch's dynamo breaks there (a replay's would require no grad)
+    def requires_grad_(self, requires_grad=True):
+        if requires_grad and not self.requires_grad and self.grad_fn is None:
+            for tracer in reversed(recording()):
+                source = tracer.known.get(id(self._data), ((None,),))[0]
+                if source[0] == "input" and tracer.world.inputs[source[1]] is self and id(self._data) not in tracer.value:
+                    tracer.grad_required.add(source[1])
+                else:
+                    tracer.graph_break("requires_grad_() on a tensor the call made or read before: a replay's "
+                                       "would require no grad")
+        return original(self, requires_grad)
+    requires_grad_.__name__, requires_grad_.__doc__ = name, original.__doc__
+    return requires_grad_
+
+
 # Every random draw goes through one of _random.rng and _distributions.generator_or_default:
 # torch's streams, or NumPy's on them (and setting a stream's state, manual_seed: a graph break,
 # as in torch's dynamo)
 _SETTING = ("manual_seed", "seed", "set_state")
 _PATCHES = [(Tensor, tuple(VALUE_METHODS), _breaking), (Tensor, ("grad",), _grad_watch),
-            (Tensor, ("_make", "_init", "_snapshot"), _making), (_random, ("rng",), _drawing),
+            (Tensor, ("_make", "_init", "_snapshot"), _making), (Tensor, ("requires_grad_",), _requiring), (_random, ("rng",), _drawing),
             (_distributions, ("generator_or_default",), _drawing), (_random.Generator, _SETTING, _drawing)]
 
 
