@@ -13,10 +13,11 @@ What needs a Python value (``.item()``, ``bool(t)``, ``.numpy()``, printing, ran
 *graph break*: recorded with its reason, the user's line and frames; the function is split there (split.py).
 
 Limits of capturing by running (torch's bytecode analysis has fewer): Python side effects other
-than tensor writes, ``.grad`` and optimizer state (appending to a list, a counter on a module)
-happen on the recorded call only; Python values the function reads from globals or closures are
-not guarded (tensors, modules and optimizers found there are); tensor hooks and module backward
-hooks are not replayed. Tensor methods are patched while any thread records, each call seen by
+than tensor writes, ``.grad``, optimizer state, numbers written into its groups (replayed:
+:mod:`.group_replay`) and ``requires_grad_()`` on an input (appending to a list, a counter on a
+module) happen on the recorded call only, so they are graph breaks; Python values the function
+reads from globals or closures are not guarded (tensors, modules and optimizers found there
+are); tensor hooks and module backward hooks are not replayed. Tensor methods are patched while any thread records, each call seen by
 the recordings of its own thread (:mod:`.tensor_patches`); so are the ops: two threads record at once.
 """
 import operator
