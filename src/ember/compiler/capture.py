@@ -99,7 +99,7 @@ class Capture:
 class Tracer(_core.Observer):
     """The observer that builds the graph while the function runs."""
     history, reads_grad = frozenset(), False  # ids of nodes made before the call; whether it read a .grad
-    double = False  # a create_graph backward ran since the last backward
+    double, group_before = False, {}  # a create_graph backward ran since the last backward; group_replay.snapshot
 
     def __init__(self, known, fullgraph):
         self.graph, self.grad_written = Graph(), set()

@@ -31,7 +31,9 @@ def written(before, opt, index, key):
     """Whether ``opt.param_groups[index][key]`` (``key`` a name, or ``(name, i)``) holds another
     object than at the call's start (``before``: :func:`snapshot`)."""
     name = key if type(key) is str else key[0]
-    groups = before.get(id(opt), ())
+    groups = before.get(id(opt))
+    if groups is None:  # (no snapshot: a recording that did not take one)
+        return False
     return index >= len(groups) or groups[index].get(name, groups) is not opt.param_groups[index].get(name)
 
 
@@ -67,9 +69,15 @@ def group_writes(optimizers, before):
                 if value is not old[key]:
                     how = _replayed(value)
                     found.append((opt, index, key, how))
-                    # (the group keeps a plain number, as eager's)
-                    group[key] = how[1] if how is not None and how[0] == "const" else plain(value)
+                    group[key] = _kept(how, value)  # (a plain number, as eager's)
     return None if any(how is None for *_, how in found) else found
+
+
+def _kept(how, value):
+    """``value`` as the group keeps it: traced numbers plain, a :class:`GroupFloat` a float."""
+    if how is None or how[0] == "how":
+        return plain(value)
+    return how[1] if how[0] == "const" else tuple(map(_kept, how[1], value))
 
 
 def _compute(how, arguments):
