@@ -19,7 +19,7 @@ from .. import _distributions, _random
 from .._ops import core as _core
 from .._tensor import Tensor
 from .breaks import VALUE_METHODS
-from .patches import patch, unpatch
+from .patches import from_user, patch, unpatch
 
 __all__ = ["recording", "record_on_this_thread"]
 
@@ -103,11 +103,11 @@ def _drawing(name, draw):
 
 
 def _requiring(name, original):
-    # requires_grad_() on an input the call has not read yet: replayed before the graph (the
-    # capture's grad_required); on a tensor the call made, or read before: a graph break, as
-    # torch's dynamo breaks there (a replay's would require no grad)
+    # requires_grad_() by the user's code on an input the call has not read yet: replayed before
+    # the graph (the capture's grad_required); on a tensor the call made, or read before: a graph
+    # break, as torch's dynamo breaks there (a replay's would require no grad)
     def requires_grad_(self, requires_grad=True):
-        if requires_grad and not self.requires_grad and self.grad_fn is None:
+        if requires_grad and not self.requires_grad and self.grad_fn is None and from_user(sys._getframe(1)):
             for tracer in reversed(recording()):
                 source = tracer.known.get(id(self._data), ((None,),))[0]
                 if source[0] == "input" and tracer.world.inputs[source[1]] is self and id(self._data) not in tracer.value:
