@@ -25,6 +25,18 @@ def _penalty_made(module, D, opt, real, fake, alpha):
     return loss
 
 
+def _penalty_attribute(module, D, opt, real, fake, alpha):
+    x_hat = alpha * real + (1 - alpha) * fake
+    x_hat.requires_grad = True
+    out = D(x_hat)  # (on its own line: ember splits at statements, torch at bytecodes)
+    g = module.autograd.grad(out.sum(), x_hat, create_graph=True)[0]
+    loss = D(fake).mean() - D(real).mean() + 10 * ((g.norm(2, dim=1) - 1) ** 2).mean()
+    loss.backward()
+    opt.step()
+    opt.zero_grad()
+    return loss
+
+
 def _penalty_input(module, D, opt, real, fake, alpha):
     real.requires_grad_()
     out = D(real)
@@ -59,7 +71,7 @@ def _gan(module, body, compiled, calls=5):
     return losses, [v for p in D.parameters() for v in p.detach().flatten().tolist()], flags, counts
 
 
-@pytest.mark.parametrize("body, graphs", [(_penalty_made, 4), (_penalty_input, 3)])
+@pytest.mark.parametrize("body, graphs", [(_penalty_made, 4), (_penalty_attribute, 4), (_penalty_input, 3)])
 def test_gradient_penalty_step_compiles_its_pieces(body, graphs):
     """Losses and parameters over 5 steps equal eager torch's; the input made to require grad
     requires it after each call (a replay sets it before its graph); the graphs are torch
