@@ -17,8 +17,9 @@ than tensor writes, ``.grad``, optimizer state, numbers written into its groups 
 :mod:`.group_replay`) and ``requires_grad_()`` on an input (appending to a list, a counter on a
 module) happen on the recorded call only, so they are graph breaks; Python values the function
 reads from globals or closures are not guarded (tensors, modules and optimizers found there
-are); tensor hooks and module backward hooks are not replayed. Tensor methods are patched while any thread records, each call seen by
-the recordings of its own thread (:mod:`.tensor_patches`); so are the ops: two threads record at once.
+are); tensor hooks and module backward hooks are not replayed. Tensor methods are patched while
+any thread records, each call seen by the recordings of its own thread (:mod:`.tensor_patches`);
+so are the ops: two threads record at once.
 """
 import operator
 import os
@@ -77,7 +78,8 @@ class Capture:
         output: the :func:`skeleton` of the function's return value (rebuilt on replay).
         output_nodes: the graph outputs the return value's tensors map to, in flattening order.
         grad_sets: ``(param, output index or None)``: ``param.grad`` after the call (an output, or None).
-        group_writes: the writes into optimizers' groups a replay repeats after the graph (group_writes.py).
+        group_writes: the writes into optimizers' groups a replay repeats after the graph (group_replay.py).
+        grad_required: the input positions a replay makes require grad before the graph (``x.requires_grad_()``).
         layouts: per output, eager's layout (:func:`.layouts.layout_of`; None: row-major).
         views: the outputs that are views of an input or of another output (:class:`.aliases.View`).
         breaks: ``(reason, "file:line: code")`` of each graph break; empty when replayable.
@@ -92,8 +94,7 @@ class Capture:
         self.graph, self.sources, self.grad_written = graph, sources, set()  # (whose .grad the call set first)
         self.output, self.output_nodes, self.grad_sets, self.layouts, self.views = None, [], [], [], []
         self.breaks, self.ran_backward, self.reads_grad, self.pieces, self.read_names = [], False, False, [graph], None
-        self.group_writes = []  # (optimizer, group index, key, how) of each write into a group (group_writes.py)
-        self.grad_required = []  # the inputs a replay makes require grad first (``x.requires_grad_()``)
+        self.group_writes, self.grad_required = [], []
 
 
 class Tracer(_core.Observer):
@@ -178,7 +179,7 @@ class Tracer(_core.Observer):
         group (``Optimizer.hyperparameters``), as placeholders read at each call (source
         ``("hyper", optimizer, group index, key)``): a scheduler changing them never recompiles.
         A zero stays a constant (its term left out; the guards keep whether each is zero). One the
-        call wrote into the group before (``g["lr"] = lr``, replayed: group_writes.py) is what was
+        call wrote into the group before (``g["lr"] = lr``, replayed: group_replay.py) is what was
         written: a number, or the traced float's node (:func:`~.traced_floats._node`)."""
         n, owner = len(op.hyperparameters), self.group_of(inputs[0])
         if owner is None or len(type(owner[0]).hyperparameters) != n:

@@ -110,10 +110,11 @@ def _requiring(name, original):
     label = "requires_grad_()" if name == "requires_grad_" else "requires_grad = True"
 
     def note(tensor, requires_grad, frame):
-        if requires_grad and not tensor.requires_grad and tensor.grad_fn is None and from_user(frame):
+        if requires_grad and from_user(frame) and not tensor.requires_grad and tensor.grad_fn is None:
             for tracer in reversed(recording()):
                 source = tracer.known.get(id(tensor._data), ((None,),))[0]
-                if source[0] == "input" and tracer.world.inputs[source[1]] is tensor and id(tensor._data) not in tracer.value:
+                if source[0] == "input" and tracer.world.inputs[source[1]] is tensor \
+                        and id(tensor._data) not in tracer.value:
                     tracer.grad_required.add(source[1])
                 else:
                     tracer.graph_break(f"{label} on a tensor the call made or read before: a replay's would "
@@ -137,7 +138,8 @@ def _requiring(name, original):
 # as in torch's dynamo)
 _SETTING = ("manual_seed", "seed", "set_state")
 _PATCHES = [(Tensor, tuple(VALUE_METHODS), _breaking), (Tensor, ("grad",), _grad_watch),
-            (Tensor, ("_make", "_init", "_snapshot"), _making), (Tensor, ("requires_grad_", "requires_grad"), _requiring), (_random, ("rng",), _drawing),
+            (Tensor, ("_make", "_init", "_snapshot"), _making),
+            (Tensor, ("requires_grad_", "requires_grad"), _requiring), (_random, ("rng",), _drawing),
             (_distributions, ("generator_or_default",), _drawing), (_random.Generator, _SETTING, _drawing)]
 
 
