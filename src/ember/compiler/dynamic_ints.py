@@ -324,6 +324,7 @@ class State:
         self.tables = [(table, dict(table)) for table in world.tables]
         self.tensors = [(t, t._data.copy()) for t in (*world.inputs, *world.free)  # (sparse: a graph break)
                         if type(t._data) is not SparseCOO and t._data.flags.writeable]
+        self.versions = [t._versions[0] for t, _ in self.tensors]
         self.params = [(p, p._data.copy(), p.grad, None if p.grad is None else p.grad._data.copy())
                        for p in world.params]
         self.optimizers = [(opt, {p: dict(s) for p, s in opt.state.items()},

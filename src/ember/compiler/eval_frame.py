@@ -26,7 +26,7 @@ from .._ops import core as _core
 from .._ops.args import caller_level
 from . import aot, replay
 from .backends import compile_graph, log_enabled
-from .custom_backend import custom_runner, first_run, is_custom, state_before
+from .custom_backend import custom_runner, first_run, first_split_run, is_custom, state_before
 from .capture import capture, input_names, unflatten
 from .config_module import ConfigPatch
 from .dynamic import capture_dynamic, marks as _marks, verify
@@ -356,7 +356,7 @@ class _CompiledFunction:
             self._entries.append(_Entry(relevant(facts, static), static, self._backend, self._options,
                                         call=(world, None)))
         if cap.breaks:
-            return self._broke(facts, cap, result)
+            return self._broke(facts, cap, result, (before, args, kwargs))
         counters["stats"]["unique_graphs"] += 1
         _log("graph", lambda: f"captured graph of {self._label}:\n{cap.graph.code}")
         _log("guards", lambda: f"guards of {self._label}:\n" + "\n".join(f"  {n} == {v!r}"
@@ -374,9 +374,10 @@ class _CompiledFunction:
         call = world.inputs, fn, args, kwargs, sizes
         return result if static is not None else first_run(entry, cap, result, before, call)
 
-    def _broke(self, facts, cap, result):
+    def _broke(self, facts, cap, result, rerun):
         """Returns ``result`` of a recording that met graph breaks, having split the function
-        at them (:func:`.split.split`) or, where that is refused, added an entry running it eagerly."""
+        at them (:func:`.split.split`; a callable backend's pieces run, ``rerun``: :func:`first_split_run`'s
+        ``(before, args, kwargs)``) or, where that is refused, added an entry running it eagerly."""
         self._split, plan = self._plan = _split(self, cap, lambda text: _log("graph", text))
         breaks = plan.breaks if self._split else cap.breaks[:1]
         for reason, _ in breaks:
@@ -389,6 +390,7 @@ class _CompiledFunction:
         else:
             lines = ", ".join(map(str, sorted(set(plan.lines))))
             _log("graph", f"{text}\nsplit {self._label} at line {lines}: {plan.describe()}")
+            return first_split_run(self._split, cap, result, *rerun)
         return result
 
     def _rechecking(self, world, args, kwargs):
