@@ -38,6 +38,7 @@ from ..fx.experimental import dynamic_spec as _dynamic_spec  # imports this pack
 from .guards import World, bind, first_difference, holds, read_groups, snapshot, with_patterns
 from .aliases import remake, without_views
 from .arguments import Binder
+from .attribute_sets import set_attributes
 from .inner_views import Strided, for_backend, wrap
 from .layouts import laid_out
 from .markers import _name, _stance, disable, is_compiling, set_stance
@@ -198,6 +199,7 @@ class _Entry:
             results = remake(self.views, self.viewed, results, tensors, sizes)
         for p, i in self.cap.grad_sets:
             p.grad = None if i is None else results[i]
+        set_attributes(self.cap.attr_sets, results)
         return unflatten(self.cap.output, iter(results), sizes)
 
 
