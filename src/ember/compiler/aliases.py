@@ -28,6 +28,8 @@ is remade from the input after the write.
 """
 import copy
 
+import numpy as np
+
 from .._backend import is_view_of
 from .._ops.core import apply, named
 from .._ops.complex import Conj, conj
@@ -36,7 +38,7 @@ from .graph import Node, kwarg_nodes
 from .sources import fetcher
 from .symbolic import evaluate, free_symbols
 
-__all__ = ["View", "input_views", "output_views", "returned_views", "without_views", "remake"]
+__all__ = ["View", "input_views", "output_views", "returned_views", "hidden_bases", "without_views", "remake"]
 
 _VIEWED = ("input", "param", "tensor", "grad")  # the placeholders a returned view may be remade from
 _DETACH = Node("call_op", "detach", Detach)  # (a returned detach() the graph holds as its base's node)
@@ -142,6 +144,22 @@ def returned_views(graph, sources, world, tensors, nodes):
     an input (:func:`input_views`), then those of another result (:func:`output_views`)."""
     views = input_views(graph, sources, world, tensors, nodes)
     return views + output_views(tensors, nodes, {v.position for v in views})
+
+
+def hidden_bases(tensors, world):
+    """The values a replay returns besides the returned ``tensors``, to remake those from: the
+    ``_base`` of two or more of them that overlap in memory (``y[:1], y[0:]`` of a ``y`` the
+    function does not return; a replay returning separate arrays would lose their overlap), none of
+    them and no tensor the call started with. AOTAutograd returns such an intermediate base too
+    and regenerates the views from it (their ``_base`` is the graph's output)."""
+    known, bases = {id(t) for t in (*world.inputs, *world.params, *world.free)}, []
+    for t in tensors:
+        base = t._base
+        if base is None or id(base) in known or any(base is u for u in (*tensors, *bases)):
+            continue
+        if any(u is not t and u._base is base and np.may_share_memory(t._data, u._data) for u in tensors):
+            bases.append(base)
+    return bases
 
 
 def _conj_view(t, chain, viewed):

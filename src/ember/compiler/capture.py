@@ -39,7 +39,7 @@ from .._tensor import Tensor
 from .breaks import SPARSE
 from .exc import Unsupported
 from ..autograd.grad_mode import STATE
-from .aliases import returned_views
+from .aliases import hidden_bases, returned_views
 from .aot import enables_grad, record_backward, retained_history, runs_hooks
 from .attribute_sets import as_before, attributes_before, noted, tensor_attributes_set
 from .inner_views import strided_layout
@@ -502,7 +502,8 @@ def capture(fn, args, kwargs, world, fullgraph=False, joint=True):
         # non-branching control flow: gradients by replaying it with autograd; branching: backward recorded (hop)
         if not tracer.breaks and not tracer.ran_backward and (STATE.enabled or enables_grad(tracer.graph)) \
                 and joint and not tracer.control_flow_grad:  # (enable_grad inside a call under no_grad: aot.py)
-            returned = flatten(result)  # (a view of an input or of another result is remade on replay: aliases.py)
+            returned = flatten(result) + hidden_bases(flatten(result), world)  # (a view of an input or of
+            # another result, or of an unreturned value two results overlap in, is remade on replay: aliases.py)
             views = {v.position for v in returned_views(tracer.graph, tracer.sources, world, returned,
                                                         [tracer.value.get(id(t._data)) for t in returned])}
             needing = [t for i, t in enumerate(returned) if t.requires_grad and i not in views]
@@ -530,7 +531,8 @@ def _finish(tracer, cap, result, sets):
     """Adds the output node: the returned tensors, then the ``.grad`` tensors made in the call,
     then the tensors it set as module attributes (``sets``: :mod:`.attribute_sets`)."""
     outputs = []
-    for t in flatten(result):  # without a recorded backward, a returned x.detach() is a Detach of x's node
+    returned = flatten(result) + hidden_bases(flatten(result), tracer.world)  # (returned after the user's)
+    for t in returned:  # without a recorded backward, a returned x.detach() is a Detach of x's node
         outputs.append(tracer.arg(t, None) if cap.joint is None else tracer.node(t))
     cap.output_nodes = list(outputs)
     for p in tracer.world.params:
@@ -563,15 +565,15 @@ def _finish(tracer, cap, result, sets):
             tracer.breaks.append(("the optimizer's state was made in this call (the next call "
                                   "recompiles with it)", "<end of function>"))
             break
-    cap.views = returned_views(tracer.graph, tracer.sources, tracer.world, flatten(result), cap.output_nodes)
-    if (why := aliased_results(flatten(result), tracer.world, cap.views)) is not None:
+    cap.views = returned_views(tracer.graph, tracer.sources, tracer.world, returned, cap.output_nodes)
+    if (why := aliased_results(returned, tracer.world, cap.views)) is not None:
         if tracer.fullgraph:
             raise Unsupported(f"graph break (fullgraph=True): {why}")
         tracer.breaks.append((why, "<end of function>"))
     if tracer.breaks:
         cap.breaks = tracer.breaks
         return
-    cap.layouts = [layout_of(t._data) or strided_layout(t._data) for t in flatten(result)] \
+    cap.layouts = [layout_of(t._data) or strided_layout(t._data) for t in returned] \
         + [layout_of(p.grad._data) for p, i in cap.grad_sets if i is not None] \
         + [layout_of(t._data) or strided_layout(t._data) for _, _, t, _ in sets]
     tracer.graph.output(outputs)
