@@ -45,7 +45,7 @@ def _runs(lib):
     return rows
 
 
-def test_a_detached_result_beside_its_value_keeps_one_graph():
+def test_results_aliasing_with_no_view_between_them_keep_one_graph():
     want, got = _runs(torch), _runs(ember)
     assert [r[:5] for r in got] == [r[:5] for r in want]
     assert want[0][:3] == ((1, 3), (True, False, False, True), True) and want[2][:3] == ((1, 3), (True,) * 2
