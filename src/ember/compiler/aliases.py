@@ -146,16 +146,17 @@ def returned_views(graph, sources, world, tensors, nodes):
     return views + output_views(tensors, nodes, {v.position for v in views})
 
 
-def hidden_bases(tensors, world):
+def hidden_bases(tensors, made):
     """The values a replay returns besides the returned ``tensors``, to remake those from: the
     ``_base`` of two or more of them that overlap in memory (``y[:1], y[0:]`` of a ``y`` the
     function does not return; a replay returning separate arrays would lose their overlap), none of
-    them and no tensor the call started with. AOTAutograd returns such an intermediate base too
-    and regenerates the views from it (their ``_base`` is the graph's output)."""
-    known, bases = {id(t) for t in (*world.inputs, *world.params, *world.free)}, []
+    them, computed by an op of the graph (``made(base)``; an input's base is no output: its views
+    are remade from the input). AOTAutograd returns such an intermediate base too and regenerates
+    the views from it (their ``_base`` is the graph's output)."""
+    bases = []
     for t in tensors:
         base = t._base
-        if base is None or id(base) in known or any(base is u for u in (*tensors, *bases)):
+        if base is None or any(base is u for u in (*tensors, *bases)) or not made(base):
             continue
         if any(u is not t and u._base is base and np.may_share_memory(t._data, u._data) for u in tensors):
             bases.append(base)

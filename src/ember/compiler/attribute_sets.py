@@ -41,17 +41,17 @@ def tensor_attributes_set(before, made):
 @contextlib.contextmanager
 def as_before(sets):
     """The attributes ``sets`` (:func:`tensor_attributes_set`) hold their old values while it runs
-    (written into the modules' ``__dict__``: no ``__setattr__`` runs)."""
+    (``object``'s ``__setattr__``: the module's own does not run)."""
     for m, name, _, was in sets:
         if was is _ABSENT:
-            del vars(m)[name]
+            object.__delattr__(m, name)
         else:
-            vars(m)[name] = was
+            object.__setattr__(m, name, was)
     try:
         yield
     finally:
         for m, name, value, _ in sets:
-            vars(m)[name] = value
+            object.__setattr__(m, name, value)
 
 
 def noted(sets, first_output):

@@ -326,6 +326,11 @@ class Tracer(_core.Observer):
         self.graph_break("a backward hook (Tensor.register_hook; DistributedDataParallel averages "
                          "gradients with them) runs in the backward")
 
+    def made_here(self, t):
+        """Whether tensor ``t``'s value is an op's result in this recording (this piece's or an earlier one's)."""
+        node = self.value.get(id(t._data)) or self.earlier.get(id(t._data))
+        return node is not None and node.op == "call_op"
+
     def made_by(self, array, frame):
         """Notes an array wrapped into a tensor during the call (``frame``: the wrapping call's):
         made by a factory, a constant of the graph; over memory the caller holds (``from_numpy``,
@@ -490,8 +495,7 @@ def capture(fn, args, kwargs, world, fullgraph=False, joint=True):
                                "overlaps (views of one tensor): a replay would not see the write through the other")
         if any([t._data is not a for t, a in zip(world.inputs, arrays)]):  # a replay writes into the old array
             tracer.graph_break("an input tensor's array was replaced (.data =, set_(), resize_() or a resized out=)")
-        sets = tensor_attributes_set(attributes, lambda t: getattr(  # (``self.mask = mask``: set after each replay)
-            tracer.value.get(id(t._data)) or tracer.earlier.get(id(t._data)), "op", "") == "call_op")
+        sets = tensor_attributes_set(attributes, tracer.made_here)  # (``self.mask = mask``: set after each replay)
         with as_before(sets):
             changed = next((k for k, v in python_state(world).items() if before.get(k, v) != v), None)
         if changed is not None:  # a replay runs the graph only: the side effect would be lost
@@ -502,7 +506,7 @@ def capture(fn, args, kwargs, world, fullgraph=False, joint=True):
         # non-branching control flow: gradients by replaying it with autograd; branching: backward recorded (hop)
         if not tracer.breaks and not tracer.ran_backward and (STATE.enabled or enables_grad(tracer.graph)) \
                 and joint and not tracer.control_flow_grad:  # (enable_grad inside a call under no_grad: aot.py)
-            returned = flatten(result) + hidden_bases(flatten(result), world)  # (a view of an input or of
+            returned = flatten(result) + hidden_bases(flatten(result), tracer.made_here)  # (a view of an input or of
             # another result, or of an unreturned value two results overlap in, is remade on replay: aliases.py)
             views = {v.position for v in returned_views(tracer.graph, tracer.sources, world, returned,
                                                         [tracer.value.get(id(t._data)) for t in returned])}
@@ -531,7 +535,7 @@ def _finish(tracer, cap, result, sets):
     """Adds the output node: the returned tensors, then the ``.grad`` tensors made in the call,
     then the tensors it set as module attributes (``sets``: :mod:`.attribute_sets`)."""
     outputs = []
-    returned = flatten(result) + hidden_bases(flatten(result), tracer.world)  # (returned after the user's)
+    returned = flatten(result) + hidden_bases(flatten(result), tracer.made_here)  # (returned after the user's)
     for t in returned:  # without a recorded backward, a returned x.detach() is a Detach of x's node
         outputs.append(tracer.arg(t, None) if cap.joint is None else tracer.node(t))
     cap.output_nodes = list(outputs)
