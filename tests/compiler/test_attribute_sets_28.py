@@ -115,3 +115,19 @@ def test_attributes_set_each_call_and_on_another_module_of_the_class():
     once; a second module of the class: its own attributes are set, as torch's."""
     got, want = _masked_runs(ember), _masked_runs(torch)
     assert got == want and want[1:] == (6, False, 3.0)
+
+
+def test_a_returned_tensor_stored_on_the_module_is_the_returned_one():
+    """``self.last = y; return y``: the attribute is the returned tensor itself, as torch's (True
+    with eager, aot_eager and inductor), with each backend."""
+    class Net(ember.nn.Module):
+        def forward(self, x):
+            y = (x * 2).detach()
+            self.last, self.other = y, x + 1
+            return y, y.sum()
+    net = Net()
+    for backend in ("eager", "aot_eager", "inductor"):
+        compiled = ember.compile(net, backend=backend)
+        for k in range(2):
+            y, s = compiled(ember.ones(3) * k)
+            assert net.last is y and net.other.tolist() == [k + 1.0] * 3 and s.item() == 6.0 * k

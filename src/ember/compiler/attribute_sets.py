@@ -15,7 +15,7 @@ import weakref
 
 from .._tensor import Tensor
 
-__all__ = ["attributes_before", "tensor_attributes_set", "as_before", "noted", "set_attributes"]
+__all__ = ["attributes_before", "tensor_attributes_set", "as_before", "noted", "extra", "set_attributes"]
 
 _ABSENT = object()
 
@@ -54,10 +54,21 @@ def as_before(sets):
             object.__setattr__(m, name, value)
 
 
-def noted(sets, first_output):
+def noted(sets, returned, first_output):
     """The capture's ``attr_sets``: ``(weak reference to the module, its id, name, output index)``
-    of each of ``sets``, the outputs from ``first_output`` on."""
-    return [(weakref.ref(m), id(m), name, first_output + k) for k, (m, name, _, _) in enumerate(sets)]
+    of each of ``sets``: a tensor the call returns too is that result (``returned``: the flat
+    results), the others the outputs from ``first_output`` on (:func:`extra`)."""
+    noted, k = [], first_output
+    for m, name, t, _ in sets:
+        j = next((j for j, r in enumerate(returned) if r is t), None)
+        noted.append((weakref.ref(m), id(m), name, k if j is None else j))
+        k += j is None
+    return noted
+
+
+def extra(sets, returned):
+    """The tensors of ``sets`` the graph outputs after the others (those not ``returned``)."""
+    return [t for _, _, t, _ in sets if not any(r is t for r in returned)]
 
 
 def set_attributes(attr_sets, results):

@@ -41,7 +41,7 @@ from .exc import Unsupported
 from ..autograd.grad_mode import STATE
 from .aliases import hidden_bases, returned_views
 from .aot import enables_grad, record_backward, retained_history, runs_hooks
-from .attribute_sets import as_before, attributes_before, noted, tensor_attributes_set
+from .attribute_sets import as_before, attributes_before, extra, noted, tensor_attributes_set
 from .inner_views import strided_layout
 from .layouts import layout_of
 from .graph import Graph
@@ -556,8 +556,8 @@ def _finish(tracer, cap, result, sets):
             break
         cap.grad_sets.append((p, len(outputs)))
         outputs.append(node)
-    cap.attr_sets = noted(sets, len(outputs))
-    outputs += [tracer.arg(t, None) if cap.joint is None else tracer.node(t) for _, _, t, _ in sets]
+    cap.attr_sets = noted(sets, returned, len(outputs))
+    outputs += [tracer.arg(t, None) if cap.joint is None else tracer.node(t) for t in extra(sets, returned)]
     for t in tracer.world.inputs:
         node = tracer.value.get(id(t.grad._data)) if t.grad_fn is None and t.grad is not None else None
         if node is not None and node.op != "placeholder":  # replayed, it would reach the recorded input
@@ -579,5 +579,5 @@ def _finish(tracer, cap, result, sets):
         return
     cap.layouts = [layout_of(t._data) or strided_layout(t._data) for t in returned] \
         + [layout_of(p.grad._data) for p, i in cap.grad_sets if i is not None] \
-        + [layout_of(t._data) or strided_layout(t._data) for _, _, t, _ in sets]
+        + [layout_of(t._data) or strided_layout(t._data) for t in extra(sets, returned)]
     tracer.graph.output(outputs)
