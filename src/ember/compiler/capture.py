@@ -29,7 +29,7 @@ import weakref
 
 import numpy as np
 
-from .._dtype import float64, from_numpy_dtype, get_default_dtype, result_type
+from .._dtype import from_numpy_dtype, get_default_dtype, result_type
 from .. import _creation
 from .._backend.sparse import SparseCOO
 from .._creation import ToDtype
@@ -41,15 +41,16 @@ from .._tensor import Tensor
 from .breaks import SPARSE
 from .exc import Unsupported
 from ..autograd.grad_mode import STATE
-from .aliases import returned_views
+from .aliases import hidden_bases, returned_views
 from .aot import enables_grad, record_backward, retained_history, runs_hooks
+from .attribute_sets import as_before, attributes_before, extra, noted, tensor_attributes_set
 from .inner_views import strided_layout
 from .layouts import layout_of
 from .graph import Graph
-from .group_replay import GROUPS, group_writes, snapshot, written
+from .group_replay import GROUPS, group_writes, hyperparameter_inputs, replay_writes, snapshot
 from .patches import breaking_print
 from .side_effects import REQUIRES_GRAD, aliased_results, breaking_io, checked_reads, python_state, unreplayable
-from .traced_floats import _node, float_nodes
+from .traced_floats import float_nodes
 from .traced_ints import TRACING, plain, traced_operands
 from .sources import (history_nodes, input_names, known_arrays, placeholder_tensors, root_array,
                       world_arrays, written_view_of)
@@ -80,6 +81,8 @@ class Capture:
         grad_sets: ``(param, output index or None)``: ``param.grad`` after the call (an output, or None).
         group_writes: the writes into optimizers' groups a replay repeats after the graph (group_replay.py).
         grad_required: the input positions a replay makes require grad before the graph (``x.requires_grad_()``).
+        attr_sets: ``(module ref, id, name, output index)``: a module attribute set to an output
+            (:mod:`.attribute_sets`).
         layouts: per output, eager's layout (:func:`.layouts.layout_of`; None: row-major).
         views: the outputs that are views of an input or of another output (:class:`.aliases.View`).
         breaks: ``(reason, "file:line: code")`` of each graph break; empty when replayable.
@@ -93,8 +96,19 @@ class Capture:
     def __init__(self, graph, sources):
         self.graph, self.sources, self.grad_written = graph, sources, set()  # (whose .grad the call set first)
         self.output, self.output_nodes, self.grad_sets, self.layouts, self.views = None, [], [], [], []
+        self.attr_sets = []
         self.breaks, self.ran_backward, self.reads_grad, self.pieces, self.read_names = [], False, False, [graph], None
         self.group_writes, self.grad_required = [], []
+
+    def require_grads(self, inputs):
+        """Makes the call's ``inputs`` (``World.inputs``) at ``grad_required`` require grad, before a replay."""
+        for i in self.grad_required:
+            inputs[i].requires_grad_()
+
+    def replay_writes(self, args, kwargs):
+        """Repeats the ``group_writes`` for a call on ``args``, ``kwargs``, after a replay's graph."""
+        if self.group_writes:
+            replay_writes(self.group_writes, args, kwargs)
 
 
 class Tracer(_core.Observer):
@@ -175,31 +189,9 @@ class Tracer(_core.Observer):
                     self.op_write(inputs[i], result)
 
     def hyperparameter_inputs(self, op, inputs, args):
-        """``args`` of an optimizer's update op with its last inputs, numbers of the parameter
-        group (``Optimizer.hyperparameters``), as placeholders read at each call (source
-        ``("hyper", optimizer, group index, key)``): a scheduler changing them never recompiles.
-        A zero stays a constant (its term left out; the guards keep whether each is zero). One the
-        call wrote into the group before (``g["lr"] = lr``, replayed: group_replay.py) is what was
-        written: a number, or the traced float's node (:func:`~.traced_floats._node`)."""
-        n, owner = len(op.hyperparameters), self.group_of(inputs[0])
-        if owner is None or len(type(owner[0]).hyperparameters) != n:
-            self.graph_break(f"{op.name} of a tensor that is no parameter of an optimizer the function reaches")
-            return args
-        opt, index = owner
-        values, floats = [], getattr(self, "floats_now", None) or {}
-        for j, name, key, value in zip(range(len(args) - n, len(args)), op.hyperparameters,
-                                       type(opt).hyperparameters, args[-n:]):
-            if written(self.group_before, opt, index, key):
-                value = _node(self, floats.pop(j)) if j in floats else value
-            elif value != 0:
-                node = self.hyper.get((id(opt), index, key))
-                if node is None:
-                    meta = {"shape": (), "dtype": float64, "requires_grad": False}
-                    node = self.hyper[(id(opt), index, key)] = self.graph.placeholder(name, meta)
-                    self.sources.append(("hyper", opt, index, key))
-                value = node
-            values.append(value)
-        return args[:-n] + tuple(values)
+        """``args`` of an optimizer's update op with its group's numbers as graph inputs
+        (:func:`.group_replay.hyperparameter_inputs`)."""
+        return hyperparameter_inputs(self, op, inputs, args)
 
     def group_of(self, t):
         """``(optimizer, group index)`` holding parameter ``t`` (or the one it views as real), or None."""
@@ -338,6 +330,11 @@ class Tracer(_core.Observer):
         # a hook is Python the graph cannot replay (DDP's gradient averaging calls MPI)
         self.graph_break("a backward hook (Tensor.register_hook; DistributedDataParallel averages "
                          "gradients with them) runs in the backward")
+
+    def made_here(self, t):
+        """Whether tensor ``t``'s value is an op's result in this recording (this piece's or an earlier one's)."""
+        node = self.value.get(id(t._data)) or self.earlier.get(id(t._data))
+        return node is not None and node.op == "call_op"
 
     def made_by(self, array, frame):
         """Notes an array wrapped into a tensor during the call (``frame``: the wrapping call's):
@@ -492,7 +489,7 @@ def capture(fn, args, kwargs, world, fullgraph=False, joint=True):
     end_recording = record_on_this_thread(tracer)  # (Tensor methods breaking, tensors made, random draws)
     before, restore_print, restore_io = python_state(world, True), breaking_print(tracer.graph_break), breaking_io(tracer.graph_break)
     tracer.group_before = snapshot(world.optimizers)
-    arrays = [t._data for t in world.inputs]
+    arrays, attributes, sets = [t._data for t in world.inputs], attributes_before(world), []
     _core.OBSERVERS.append(tracer)
     try:
         if world.unguarded:
@@ -506,8 +503,10 @@ def capture(fn, args, kwargs, world, fullgraph=False, joint=True):
             tracer.graph_break("an input tensor's array was replaced (.data =, set_(), resize_() or a resized out=)")
         writes = group_writes(world.optimizers, tracer.group_before)  # (replayed: no side effect)
         before[REQUIRES_GRAD] = [g or i in tracer.grad_required for i, g in enumerate(before[REQUIRES_GRAD])]
-        changed = next((k for k, v in python_state(world).items() if before.get(k, v) != v
-                        and (writes is None or not k.startswith(GROUPS))), None)
+        sets = tensor_attributes_set(attributes, tracer.made_here)  # (``self.mask = mask``: set after each replay)
+        with as_before(sets):
+            changed = next((k for k, v in python_state(world).items() if before.get(k, v) != v
+                            and (writes is None or not k.startswith(GROUPS))), None)
         if changed is not None:  # a replay runs the graph only: the side effect would be lost
             tracer.graph_break(f"a Python side effect: {changed} changed during the call (a replay would "
                                f"not repeat it, so the function runs eagerly)")
@@ -516,7 +515,8 @@ def capture(fn, args, kwargs, world, fullgraph=False, joint=True):
         # non-branching control flow: gradients by replaying it with autograd; branching: backward recorded (hop)
         if not tracer.breaks and not tracer.ran_backward and (STATE.enabled or enables_grad(tracer.graph)) \
                 and joint and not tracer.control_flow_grad:  # (enable_grad inside a call under no_grad: aot.py)
-            returned = flatten(result)  # (a view of an input or of another result is remade on replay: aliases.py)
+            returned = flatten(result) + hidden_bases(flatten(result), tracer.made_here)  # (a view of an input or of
+            # another result, or of an unreturned value two results overlap in, is remade on replay: aliases.py)
             views = {v.position for v in returned_views(tracer.graph, tracer.sources, world, returned,
                                                         [tracer.value.get(id(t._data)) for t in returned])}
             needing = [t for i, t in enumerate(returned) if t.requires_grad and i not in views]
@@ -533,7 +533,7 @@ def capture(fn, args, kwargs, world, fullgraph=False, joint=True):
     cap.group_writes, cap.grad_required = writes or [], sorted(tracer.grad_required)
     cap.read_names, cap.joint = checked_reads(tracer, read_names, world), (cap_joint if not tracer.breaks else None)
     if not cap.breaks:
-        _finish(tracer, cap, result)
+        _finish(tracer, cap, result, sets)
     cap.pieces = [g for g in tracer.pieces + [tracer.graph] if any(n.op == "call_op" for n in g.nodes)]
     if _has_loop_int(result):  # the caller gets plain ints, as a replay gives
         result = unflatten(cap.output, iter(flatten(result)))
@@ -541,10 +541,12 @@ def capture(fn, args, kwargs, world, fullgraph=False, joint=True):
     return result, cap
 
 
-def _finish(tracer, cap, result):
-    """Adds the output node: the returned tensors, then the ``.grad`` tensors made in the call."""
+def _finish(tracer, cap, result, sets):
+    """Adds the output node: the returned tensors, then the ``.grad`` tensors made in the call,
+    then the tensors it set as module attributes (``sets``: :mod:`.attribute_sets`)."""
     outputs = []
-    for t in flatten(result):  # without a recorded backward, a returned x.detach() is a Detach of x's node
+    returned = flatten(result) + hidden_bases(flatten(result), tracer.made_here)  # (returned after the user's)
+    for t in returned:  # without a recorded backward, a returned x.detach() is a Detach of x's node
         outputs.append(tracer.arg(t, None) if cap.joint is None else tracer.node(t))
     cap.output_nodes = list(outputs)
     for p in tracer.world.params:
@@ -564,6 +566,8 @@ def _finish(tracer, cap, result):
             break
         cap.grad_sets.append((p, len(outputs)))
         outputs.append(node)
+    cap.attr_sets = noted(sets, returned, len(outputs))
+    outputs += [tracer.arg(t, None) if cap.joint is None else tracer.node(t) for t in extra(sets, returned)]
     for t in tracer.world.inputs:
         node = tracer.value.get(id(t.grad._data)) if t.grad_fn is None and t.grad is not None else None
         if node is not None and node.op != "placeholder":  # replayed, it would reach the recorded input
@@ -575,14 +579,15 @@ def _finish(tracer, cap, result):
             tracer.breaks.append(("the optimizer's state was made in this call (the next call "
                                   "recompiles with it)", "<end of function>"))
             break
-    cap.views = returned_views(tracer.graph, tracer.sources, tracer.world, flatten(result), cap.output_nodes)
-    if (why := aliased_results(flatten(result), tracer.world, cap.views)) is not None:
+    cap.views = returned_views(tracer.graph, tracer.sources, tracer.world, returned, cap.output_nodes)
+    if (why := aliased_results(returned, tracer.world, cap.views)) is not None:
         if tracer.fullgraph:
             raise Unsupported(f"graph break (fullgraph=True): {why}")
         tracer.breaks.append((why, "<end of function>"))
     if tracer.breaks:
         cap.breaks = tracer.breaks
         return
-    cap.layouts = [layout_of(t._data) or strided_layout(t._data) for t in flatten(result)] \
-        + [layout_of(p.grad._data) for p, i in cap.grad_sets if i is not None]
+    cap.layouts = [layout_of(t._data) or strided_layout(t._data) for t in returned] \
+        + [layout_of(p.grad._data) for p, i in cap.grad_sets if i is not None] \
+        + [layout_of(t._data) or strided_layout(t._data) for t in extra(sets, returned)]
     tracer.graph.output(outputs)

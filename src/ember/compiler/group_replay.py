@@ -1,4 +1,5 @@
-"""Writes into an optimizer's param groups that a replay repeats (``g["lr"] = lr``).
+"""An optimizer's param groups in a recording: their numbers as graph inputs, and the writes
+into them that a replay repeats (``g["lr"] = lr``).
 
 A write the graph's replay can repeat is no side effect (:mod:`.group_writes` found every write
 one): a number, a float argument of the call or what Python computed from it and the int
@@ -10,11 +11,12 @@ number as eager leaves it, and an update op after the write takes the written va
 """
 import numpy as np
 
+from .._dtype import float64
 from .group_writes import GroupFloat
-from .traced_floats import _how, _value
+from .traced_floats import _how, _node, _value
 from .traced_ints import FloatInt, TracedFloat, TracedInt, plain
 
-__all__ = ["GROUPS", "snapshot", "written", "group_writes", "replay_writes"]
+__all__ = ["GROUPS", "snapshot", "written", "group_writes", "replay_writes", "hyperparameter_inputs"]
 
 GROUPS = "a param group of optimizer"  # (how group_state names its entries)
 _TRACED = (TracedFloat, TracedInt, FloatInt)
@@ -92,3 +94,31 @@ def replay_writes(writes, args, kwargs):
     arguments = (*args, *kwargs.values())
     for opt, index, key, how in writes:
         opt.param_groups[index][key] = _compute(how, arguments)
+
+
+def hyperparameter_inputs(tracer, op, inputs, args):
+    """``args`` of an optimizer's update op with its last inputs, numbers of the parameter
+    group (``Optimizer.hyperparameters``), as placeholders read at each call (source
+    ``("hyper", optimizer, group index, key)``): a scheduler changing them never recompiles.
+    A zero stays a constant (its term left out; the guards keep whether each is zero). One the
+    call wrote into the group before (``g["lr"] = lr``, :func:`written`) is what was written:
+    a number, or the traced float's node (:func:`~.traced_floats._node`)."""
+    n, owner = len(op.hyperparameters), tracer.group_of(inputs[0])
+    if owner is None or len(type(owner[0]).hyperparameters) != n:
+        tracer.graph_break(f"{op.name} of a tensor that is no parameter of an optimizer the function reaches")
+        return args
+    opt, index = owner
+    values, floats = [], getattr(tracer, "floats_now", None) or {}
+    for j, name, key, value in zip(range(len(args) - n, len(args)), op.hyperparameters,
+                                   type(opt).hyperparameters, args[-n:]):
+        if written(tracer.group_before, opt, index, key):
+            value = _node(tracer, floats.pop(j)) if j in floats else value
+        elif value != 0:
+            node = tracer.hyper.get((id(opt), index, key))
+            if node is None:
+                meta = {"shape": (), "dtype": float64, "requires_grad": False}
+                node = tracer.hyper[(id(opt), index, key)] = tracer.graph.placeholder(name, meta)
+                tracer.sources.append(("hyper", opt, index, key))
+            value = node
+        values.append(value)
+    return args[:-n] + tuple(values)
