@@ -144,10 +144,11 @@ class Tracer(_core.Observer):
             if op.promote == "float" and not dtype.is_inexact:
                 dtype = get_default_dtype()
         args = tuple(self.arg(x, dtype) for x in inputs)
-        args, attrs = float_nodes(self, args, attrs, dtype, output) if TRACING else (args, attrs)
+        inplace = attrs.get("inplace") and getattr(op, "mutates", None)
+        if TRACING:
+            op, args, attrs = float_nodes(self, op, args, attrs, dtype, output)
         if getattr(op, "hyperparameters", None):
             args = self.hyperparameter_inputs(op, inputs, args)
-        inplace = attrs.get("inplace") and getattr(op, "mutates", None)
         if inplace:  # recorded as the functional op, then a write per updated input
             attrs = dict(attrs, inplace=False)
         if getattr(op, "untracked_view", False):

@@ -360,7 +360,7 @@ def _floats_made():
     made = list(MADE)
     MADE.clear()
     for saved, j, value in SAVED:
-        saved[j] = (value, None)
+        saved[j] = value
     SAVED.clear()
     return made
 

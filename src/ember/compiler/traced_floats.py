@@ -29,9 +29,11 @@ import numpy as np
 
 from .._backend import INT_MIN, UINT_END
 from .._creation import ToDtype
+from .. import _dtype
 from .._dtype import bfloat16, float16, float64
-from .._ops.pointwise_binary import Add, Div, Mul, Sub
+from .._ops.pointwise_binary import Add, Div, Mul, Sub, Where
 from .._ops.pointwise_unary import Neg
+from .._ops.compare import Gt
 from .._tensor import Tensor
 from .contents import NAN
 from .graph import instances_in
@@ -220,27 +222,28 @@ _OPS = {"add": Add, "sub": Sub, "mul": Mul, "div": Div}
 _SCALAR = {"shape": (), "dtype": float64, "requires_grad": False}
 
 
-def float_nodes(tracer, args, attrs, dtype, output):
-    """``(args, attrs)`` of an op (graph arguments) with the operands at the positions of
+def float_nodes(tracer, op, args, attrs, dtype, output):
+    """``(op, args, attrs)`` of an op (graph arguments) with the operands at the positions of
     ``tracer.floats_now`` (``{position: traced float}``) the traced floats' nodes, cast to
     ``dtype``, the op's; ``"alpha"`` there (``add``'s scale) becomes a product ``b * alpha``, as
-    eager computes it. A float the op takes otherwise, with no floating-point dtype or ``b`` a
+    eager computes it, and ``leaky_relu``'s slope ``where(x > 0, x, x * slope)``. A float the op takes otherwise, with no floating-point dtype or ``b`` a
     number, or of float16 or bfloat16 (eager computes at float32: ``x_half * 70000.0`` is 0 at
     0, a float16 cast of the number would be inf), is a use: its value stays. The autograd node
     of ``output`` saves the traced floats (:func:`_save_traced`)."""
     floats = tracer.floats_now
     if not floats:
-        return args, attrs
+        return op, args, attrs
+    if "negative_slope" in floats:
+        dtype = output.dtype
     b = args[1] if "alpha" in floats else None
     why = "an operand of an op without a floating-point dtype"
     if dtype in (float16, bfloat16):  # (a cast node would round the number first)
         why = "an operand of a float16/bfloat16 op (eager computes it at float32)"
-    if dtype is None or not dtype.is_inexact or dtype in (float16, bfloat16) or b is not None and (
-            dtype.is_complex or not hasattr(b, "meta")):
+    if dtype is None or not dtype.is_inexact or dtype in (float16, bfloat16) or b is not None and (dtype.is_complex or not hasattr(b, "meta")):
         for f in floats.values():
             for seen in f.uses:
                 seen.append((why, "(in the recording)"))
-        return args, attrs
+        return op, args, attrs
     args = list(args)
     for j, f in floats.items():
         node = _node(tracer, f)
@@ -248,26 +251,32 @@ def float_nodes(tracer, args, attrs, dtype, output):
             node = tracer.graph.call_op(ToDtype, (node,), {"dtype": dtype}, dict(_SCALAR, dtype=dtype))
         if j == "alpha":
             args[1] = tracer.graph.call_op(Mul, (b, node), {}, dict(b.meta, dtype=dtype))
-            attrs = {k: v for k, v in attrs.items() if k != "alpha"}
+        elif j == "negative_slope":  # (eager's ``x > 0 ? x : x * slope``, in ops the C code fuses)
+            meta = {"shape": tuple(output.shape), "dtype": dtype, "requires_grad": output.requires_grad}
+            positive = tracer.graph.call_op(Gt, (args[0], 0), {}, dict(meta, dtype=_dtype.bool, requires_grad=False))
+            op, args = Where, [positive, args[0], tracer.graph.call_op(Mul, (args[0], node), {}, meta)]
         else:
             args[j] = node
     _save_traced(output, floats)
-    return tuple(args), attrs
+    return op, tuple(args), {k: v for k, v in attrs.items() if k not in floats}
 
 
 def _save_traced(output, floats):
-    """Sets the inputs the autograd node of ``output`` saved (the plain floats the op ran on)
-    at the positions of ``floats`` to the traced floats: its backward, recorded too, then takes
-    them as the graph's nodes (``x * lr`` with ``x`` requiring grad: ``g * lr``). They are put
-    back plain after the recording (:data:`~.traced_ints.SAVED`): NumPy would take a float
-    subclass as float64."""
-    saved = getattr(getattr(output, "_grad_fn", None), "_saved", None)
-    if type(saved) is list:
-        for j, f in floats.items():
-            if type(j) is int and j < len(saved) and type(saved[j][0]) is (int if type(f) is FloatInt else float) \
-                    and saved[j][1] is None:
-                SAVED.append((saved, j, saved[j][0]))
-                saved[j] = (f, None)
+    """Sets the inputs (and attributes) the autograd node of ``output`` saved (the plain floats
+    the op ran on) at the positions of ``floats`` to the traced floats: its backward, recorded
+    too, then takes them as the graph's nodes (``x * lr`` with ``x`` requiring grad: ``g * lr``).
+    They are put back plain after the recording (:data:`~.traced_ints.SAVED`): NumPy would take a
+    float subclass as float64."""
+    node = getattr(output, "_grad_fn", None)
+    saved, kept = getattr(node, "_saved", None), getattr(node, "attrs", None)
+    for j, f in floats.items():
+        if type(j) is int and type(saved) is list and j < len(saved) \
+                and type(saved[j][0]) is (int if type(f) is FloatInt else float) and saved[j][1] is None:
+            SAVED.append((saved, j, saved[j]))
+            saved[j] = (f, None)
+        elif type(j) is str and type(kept) is dict and type(kept.get(j)) is float:
+            SAVED.append((kept, j, kept[j]))
+            kept[j] = f
 
 
 def _node(tracer, f):

@@ -37,14 +37,14 @@ from .patches import patch, unpatch
 from .structure import EMBER_DIR, user_frame
 from .symbolic import Expr, minimum, subexpressions
 
-__all__ = ["TracedInt", "TracedFloat", "FloatInt", "Uses", "TRACING", "VALUES", "MINMAX", "MADE", "SAVED", "INT_POSITIONS", "plain", "traced",
+__all__ = ["TracedInt", "TracedFloat", "FloatInt", "Uses", "TRACING", "VALUES", "MINMAX", "MADE", "SAVED", "INT_POSITIONS", "plain", "traced", "ATTRIBUTE_INPUTS",
            "traced_operands", "MATH", "COMPARISONS",
            "patch_math", "unpatch_math", "patch_minmax"]
 
 # the Uses being noted now (non-empty while a recording traces int or float arguments), the values
 # the traced ints of this recording took (an autograd node saves an op's operand as a plain int),
 # the traced floats it made, and the autograd nodes' saved inputs it set to traced floats
-# (``(saved list, position, plain value)``: put back after it)
+# (``(saved list or attributes, position or name, plain entry)``: put back after it)
 TRACING, VALUES, MADE, SAVED = [], set(), [], []
 # a ``min``/``max`` expression of traced ints (``min(i0, 2)``): the comparison its operand's pick came from
 MINMAX = {}
@@ -380,14 +380,20 @@ for _name in dir(float):
         setattr(TracedFloat, _name, _float_noting(_name, getattr(float, _name)))
 
 
+# the float attribute an op's graph node may take as an input (traced_floats.float_nodes)
+ATTRIBUTE_INPUTS = {"Add": "alpha", "Sub": "alpha", "LeakyRelu": "negative_slope"}
+
+
 def traced_operands(op, inputs, attrs):
     """``{position: expression}`` of an op's ``inputs`` that are traced ints (None: a plain int
-    with one's value, :func:`traced`), and ``{position: traced float}`` of them (and ``"alpha"``: ``add``'s
-    and ``sub``'s scale); a traced float inside an input (a list) or another attribute (a fill
-    value) is a use of it: the graph takes it as a number."""
+    with one's value, :func:`traced`), and ``{position: traced float}`` of them (and the attribute
+    of :data:`ATTRIBUTE_INPUTS`: ``add``'s and ``sub``'s ``alpha``, ``leaky_relu``'s slope); a traced
+    float inside an input (a list) or another attribute (a fill value) is a use of it: the graph
+    takes it as a number."""
     found = {i: x for i, x in enumerate(inputs) if type(x) is TracedFloat or type(x) is FloatInt}
-    if op.name in ("Add", "Sub") and type(attrs.get("alpha")) is TracedFloat:
-        found["alpha"] = attrs["alpha"]
+    name = ATTRIBUTE_INPUTS.get(op.name)
+    if name is not None and type(attrs.get(name)) is TracedFloat:
+        found[name] = attrs[name]
     for value in (*(x for i, x in enumerate(inputs) if i not in found), *(v for k, v in attrs.items() if k not in found)):
         for x in _floats_in(value):
             for seen in x.uses:

@@ -1,0 +1,64 @@
+"""Int and float arguments that ember specialised (a graph per value) where torch 2.13's
+automatic dynamic makes one symbol (2 graphs): a float in an op's attribute (``leaky_relu``'s
+slope; compiler/traced_floats.py ``float_nodes``). Graphs are counted against torch's
+CompileCounter, call by call; values (and gradients) against torch's and ember's eager."""
+import math
+
+import pytest
+import torch
+import torch._dynamo
+from torch._dynamo.testing import CompileCounter
+
+from graph_counts import graph_counts, run
+
+import ember
+from ember._dynamo.utils import counters
+
+SLOPES = (0.1, 0.2, 0.0, -0.5, 3.0, -0.0, 1e-40)
+
+
+def _leaky(x, slope):
+    return ember_or_torch(x).nn.functional.leaky_relu(x - 3, slope) * 2
+
+
+def ember_or_torch(x):
+    """The module ``x`` comes from."""
+    return torch if isinstance(x, torch.Tensor) else ember
+
+
+def test_leaky_relu_slope_counts_and_values():
+    calls = [(s,) for s in SLOPES]
+    want_counts, want = graph_counts(_leaky, torch, calls)
+    got_counts, got = graph_counts(_leaky, ember, calls)
+    assert got_counts == want_counts == [1, 2, 2, 2, 2, 2, 2]
+    assert got == want
+
+
+def _leaky_step(module, dtype, slope, compiled, inplace=False):
+    """``(values, gradient of x)`` of a leaky ReLU of ``arange(6) - 3`` at ``slope``."""
+    x = module.arange(6.0, dtype=getattr(module, dtype)).requires_grad_(not inplace)
+    y = compiled(x, slope, inplace)
+    if not inplace:
+        y.sum().backward()
+    return y.tolist(), None if inplace else x.grad.tolist()
+
+
+def _leaky_any(x, slope, inplace):
+    F = ember_or_torch(x).nn.functional
+    return F.leaky_relu_(x - 3, slope) if inplace else F.leaky_relu(x - 3, slope) * 3
+
+
+@pytest.mark.parametrize("dtype, inplace", [("float32", False), ("float64", False), ("float32", True),
+                                            ("float16", True), ("bfloat16", False)])
+def test_leaky_relu_slope_dtypes_and_gradients(dtype, inplace):
+    """A training step takes the slope in its backward too: one graph for every value, nan and inf
+    included. float16's and bfloat16's slope is taken at float32 (torch's opmath), in eager too;
+    there it stays a number (a graph per value), as in ``x_half * lr``."""
+    ember.compiler.reset()
+    compiled = ember.compile(_leaky_any)
+    slopes = (*SLOPES, math.nan, -math.inf) if dtype in ("float32", "float64") else (0.1, 0.2, -0.3)
+    for slope in slopes:
+        want = _leaky_step(torch, dtype, slope, _leaky_any, inplace)
+        assert repr(_leaky_step(ember, dtype, slope, compiled, inplace)) == repr(want), slope
+        assert repr(_leaky_step(ember, dtype, slope, _leaky_any, inplace)) == repr(want), slope
+    assert counters["stats"]["unique_graphs"] == (2 if dtype in ("float32", "float64") else 3)
