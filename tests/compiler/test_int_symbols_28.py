@@ -1,7 +1,8 @@
 """Int and float arguments that ember specialised (a graph per value) where torch 2.13's
 automatic dynamic makes one symbol (2 graphs): a float in an op's attribute (``leaky_relu``'s
-slope; compiler/traced_floats.py ``float_nodes``). Graphs are counted against torch's
+slope; compiler/traced_floats.py ``float_nodes``), a float returned (``ReturnedFloat``). Graphs are counted against torch's
 CompileCounter, call by call; values (and gradients) against torch's and ember's eager."""
+import collections
 import math
 
 import pytest
@@ -9,7 +10,7 @@ import torch
 import torch._dynamo
 from torch._dynamo.testing import CompileCounter
 
-from graph_counts import graph_counts, run
+from graph_counts import graph_counts
 
 import ember
 from ember._dynamo.utils import counters
@@ -62,3 +63,45 @@ def test_leaky_relu_slope_dtypes_and_gradients(dtype, inplace):
         assert repr(_leaky_step(ember, dtype, slope, compiled, inplace)) == repr(want), slope
         assert repr(_leaky_step(ember, dtype, slope, _leaky_any, inplace)) == repr(want), slope
     assert counters["stats"]["unique_graphs"] == (2 if dtype in ("float32", "float64") else 3)
+
+
+Pair = collections.namedtuple("Pair", "a b")
+
+
+def _returns_floats(x, lr):
+    return x * 3, lr, round(lr), [lr * 2 + 1], {"k": Pair(-lr, lr / 4)}, lr * lr
+
+
+def _returns_with_int(x, k, lr):
+    return x * k * lr, lr * 2, k + 1, k * 0.5 + lr, (k + 1) / 4
+
+
+def _returned(fn, module, calls):
+    """``(counts, results)`` as :func:`graph_counts`'s, each result the returned structure with
+    its tensors as lists (its repr: -0.0 told from 0.0)."""
+    counts, results = [], []
+    if module is torch:
+        torch._dynamo.reset()
+        counter = CompileCounter()
+        compiled = torch.compile(fn, backend=counter)
+    else:
+        ember.compiler.reset()
+        compiled = ember.compile(fn)
+    for args in calls:
+        out = compiled(module.arange(3.0), *args)
+        results.append(repr([v.tolist() if isinstance(v, module.Tensor) else v for v in out]))
+        counts.append(counter.frame_count if module is torch else counters["stats"]["unique_graphs"])
+    return counts, results
+
+
+@pytest.mark.parametrize("fn, calls", [
+    (_returns_floats, [(v,) for v in (0.5, 1.5, 2.5, -0.7, 0.0, -0.0, 3.25)]),
+    (_returns_with_int, [(k, v) for k, v in ((1, 0.5), (2, 1.5), (3, 2.5), (0, -1.0), (-3, 0.0), (7, 2.0))]),
+])
+def test_returned_float_counts_and_values(fn, calls):
+    """A float returned is computed from each call's arguments (it was baked in: a graph per
+    value; returned beside a dynamic int argument, the first value's at every call)."""
+    want_counts, want = _returned(fn, torch, calls)
+    got_counts, got = _returned(fn, ember, calls)
+    assert got_counts == want_counts == [1] + [2] * (len(calls) - 1)
+    assert got == want

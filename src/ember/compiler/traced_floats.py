@@ -14,10 +14,11 @@ float, nan, inf and -0.0 included.
 A comparison with a number in the user's code (``if lr > 0.5``) is guarded by its outcome
 (:func:`float_conditions`), and ``lr ** 0.5``, ``round(lr, 2)``, ``math.sqrt(lr)``, ``round(lr)
 + 1``, ``math.floor(lr) / 4`` are inputs that Python computes from the arguments at each call
-(``("float_arg", how)``), guarded to give a float (an int in C's range for an int). A float that
+(``("float_arg", how)``), guarded to give a float (an int in C's range for an int); so is a
+float the function returns (:class:`ReturnedFloat`: ``return loss, lr * 2``). A float that
 was used otherwise (``int(lr)``, ``f"{lr}"``, ``math.exp(lr)``, a
 comparison in ember's own code such as ``dropout``'s check of ``p``, an op's attribute other
-than ``add``'s ``alpha``, a float returned) keeps its value guarded: a graph per value, as
+than ``add``'s ``alpha`` and ``leaky_relu``'s slope) keeps its value guarded: a graph per value, as
 before. So does one whose value (or its float32 rounding) is found in the graph where
 it did not come as the traced float (:func:`note_unseen`: an autograd node saves an op's
 operand as a plain float; NumPy reads a float subclass without its methods).
@@ -41,7 +42,8 @@ from .symbolic import evaluate, free_symbols
 from .traced_ints import COMPARISONS, INT_POSITIONS, MADE, MATH, SAVED, FloatInt, TracedFloat, TracedInt
 
 __all__ = ["ANY_FLOAT", "ANY_HUGE_FLOAT", "float_positions", "float_guards", "float_conditions", "float_nodes",
-           "float_inputs", "fill_floats", "note_unseen"]
+           "float_inputs", "fill_floats", "note_unseen", "ReturnedFloat", "mark_returned", "returned_floats",
+           "has_returned_floats"]
 
 
 class _AnyFloat:
@@ -344,3 +346,69 @@ def note_unseen(cap):
     for f in hit:
         for seen in f.uses:
             seen.append(("a plain number of the graph equal to it", "(in the recording)"))
+
+
+class ReturnedFloat:
+    """In a graph's returned structure, a float (or an int) Python computed from float arguments
+    only (``return loss, lr``, ``lr * 2``, ``round(lr)``): ``how`` (:func:`_how`), computed again
+    from each call's arguments (:func:`returned_floats`), as torch returns a symbolic float."""
+    __slots__ = ("how",)
+
+    def __init__(self, how):
+        self.how = how
+
+    def __eq__(self, other):
+        return type(other) is ReturnedFloat and other.how == self.how
+
+    def __hash__(self):
+        return hash(ReturnedFloat)
+
+    def __repr__(self):
+        return f"ReturnedFloat({_spell(self.how)})"
+
+
+def _of_arguments(f):
+    """Whether traced float ``f`` is computed from arguments and numbers only (a traced int's
+    symbols' positions are known while its recording runs: :data:`~.traced_ints.INT_POSITIONS`)."""
+    if type(f) is TracedInt:
+        return f.expr is not None and all(name in INT_POSITIONS for name in free_symbols(f.expr))
+    return type(f) not in _TRACED or f.how[0] == "argument" or all(_of_arguments(v) for v in f.how[1:])
+
+
+def mark_returned(value):
+    """``value`` (a returned structure: tuples, named tuples, lists, dicts) with each traced float
+    or :class:`~.traced_ints.FloatInt` of float arguments a :class:`ReturnedFloat`; each other
+    traced float in it a use (its value returned as recorded: a graph per value)."""
+    if type(value) in _TRACED:
+        if _of_arguments(value):
+            return ReturnedFloat(_how(value))
+        for seen in value.uses:
+            seen.append(("returned", "(the function's result)"))
+        return value
+    if isinstance(value, (tuple, list)):
+        items = [mark_returned(v) for v in value]
+        return type(value)(*items) if hasattr(value, "_fields") else type(value)(items)
+    if isinstance(value, dict):
+        return type(value)((k, mark_returned(v)) for k, v in value.items())
+    return value
+
+
+def has_returned_floats(output):
+    """Whether a graph's returned structure holds a :class:`ReturnedFloat`."""
+    return next(instances_in(output, ReturnedFloat), None) is not None
+
+
+def returned_floats(value, marked, args, kwargs):
+    """``value`` (a replay's returned structure) with each :class:`ReturnedFloat` the float it
+    computes from this call's arguments; ``value`` itself unless ``marked`` (the graph's
+    structure holds one)."""
+    if not marked:
+        return value
+    if type(value) is ReturnedFloat:
+        return _value(value.how, (*args, *kwargs.values()).__getitem__)
+    if isinstance(value, (tuple, list)):
+        items = [returned_floats(v, True, args, kwargs) for v in value]
+        return type(value)(*items) if hasattr(value, "_fields") else type(value)(items)
+    if isinstance(value, dict):
+        return type(value)((k, returned_floats(v, True, args, kwargs)) for k, v in value.items())
+    return value
