@@ -4,6 +4,7 @@ slope; compiler/traced_floats.py ``float_nodes``), a float returned (``ReturnedF
 CompileCounter, call by call; values (and gradients) against torch's and ember's eager."""
 import collections
 import math
+import threading
 
 import pytest
 import torch
@@ -105,3 +106,62 @@ def test_returned_float_counts_and_values(fn, calls):
     got_counts, got = _returned(fn, ember, calls)
     assert got_counts == want_counts == [1] + [2] * (len(calls) - 1)
     assert got == want
+
+
+_LOCAL = threading.local()
+
+
+def _step():
+    """In a thread's recording call (``_LOCAL.step``, its own): the thread's step."""
+    step = getattr(_LOCAL, "step", None)
+    if step is not None:
+        step()
+
+
+def _once(*steps):
+    """The steps, run by the first call only (a recording may run the function again)."""
+    left = [steps]
+    return lambda: [step() for step in left.pop()] if left else None
+
+
+def _thread_a(x, k):
+    _step()
+    return x * (k * 0.5) + min(k, 4)
+
+
+def _thread_b(x, y, j):
+    _step()
+    return x * (j * 0.25) - y + max(j, 2)
+
+
+def _calls(fn, args_of, step, out, i, done=None):
+    try:
+        compiled, results = ember.compile(fn), []
+        for k in (1, 2, 3, 5, 6):
+            _LOCAL.step = step if k >= 2 else None  # (k = 2: the recording with k traced; one guard after)
+            args = args_of(k)
+            results.append((compiled(*args).tolist(), fn(*args).tolist()))
+            if done is not None and k == 2:
+                done.set()
+        out[i] = results
+    except Exception as error:
+        out[i] = repr(error)
+
+
+def test_two_threads_tracing_int_arguments_at_once():
+    """The traced ints' notes (traced_ints.TRACING, VALUES, INT_POSITIONS, MINMAX, ...) are each
+    thread's own: a's recording waits inside the function until b's has ended, which cleared the
+    shared ones (a's ``k * 0.5`` then raised KeyError('i0'), b's symbol of the same name popped)."""
+    ember.compiler.reset()
+    barrier, done, out = threading.Barrier(2, timeout=10), threading.Event(), [None, None]
+    threads = [threading.Thread(target=_calls, daemon=True, args=(
+                   _thread_a, lambda k: (ember.arange(3.0), k), _once(barrier.wait, lambda: done.wait(10)), out, 0)),
+               threading.Thread(target=_calls, daemon=True, args=(
+                   _thread_b, lambda k: (ember.arange(3.0), ember.ones(3), k), _once(barrier.wait), out, 1, done))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    for results in out:
+        assert type(results) is list and all(got == want for got, want in results), results
+    assert counters["stats"]["unique_graphs"] == 4  # (2 each: static, then k a symbol)

@@ -29,7 +29,7 @@ from ..autograd.graph import AccumulateGrad
 from ..optim.optimizer import Optimizer
 from .group_writes import group_state
 from .named_reads import direct_calls_only, requested_name
-from .patches import LIBRARIES as _LIBRARIES, from_user as _from_user
+from .patches import LIBRARIES as _LIBRARIES, PerThread, from_user as _from_user
 from .quiet_ops import QuietOps, unwatched
 from .sources import history_nodes
 from .traced_ints import TRACING
@@ -136,7 +136,7 @@ class _Recordings(threading.local):
 
 
 _THIS = _Recordings()
-GLOBALS_SEEN = []  # (globals, name) of the last recording's
+GLOBALS_SEEN = PerThread(list)  # (globals, name) of the thread's last recording's
 # names whose use reads attributes by a computed name: the names alone no longer tell what was read
 _DYNAMIC_READS = frozenset({"attrgetter", "methodcaller", "vars", "__dict__", "__getattribute__", "getattr_static"})
 _CALLED = frozenset({"getattr", "hasattr"})  # (called directly: each call's name is seen, _io_hook)

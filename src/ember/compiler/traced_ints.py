@@ -33,7 +33,7 @@ import sysconfig
 
 import numpy as np
 
-from .patches import patch, unpatch
+from .patches import PerThread, patch, unpatch
 from .structure import EMBER_DIR, user_frame
 from .symbolic import Expr, minimum, subexpressions
 
@@ -45,10 +45,11 @@ __all__ = ["TracedInt", "TracedFloat", "FloatInt", "Uses", "TRACING", "VALUES", 
 # the traced ints of this recording took (an autograd node saves an op's operand as a plain int),
 # the traced floats it made, and the autograd nodes' saved inputs it set to traced floats
 # (``(saved list or attributes, position or name, plain entry)``: put back after it)
-TRACING, VALUES, MADE, SAVED = [], set(), [], []
+# (each thread's own: two threads may record at once)
+TRACING, VALUES, MADE, SAVED = PerThread(list), PerThread(set), PerThread(list), PerThread(list)
 # a ``min``/``max`` expression of traced ints (``min(i0, 2)``): the comparison its operand's pick came from
-MINMAX = {}
-INT_POSITIONS = {}  # the traced ints' symbols -> their arguments' positions (``k * 0.5``: traced_floats)
+MINMAX = PerThread(dict)
+INT_POSITIONS = PerThread(dict)  # the traced ints' symbols -> their arguments' positions (``k * 0.5``: traced_floats)
 
 _EMBER = EMBER_DIR + os.sep
 _NUMPY, _STDLIB = os.path.dirname(np.__file__) + os.sep, sysconfig.get_paths()["stdlib"] + os.sep
