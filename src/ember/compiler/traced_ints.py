@@ -382,13 +382,14 @@ for _name in dir(float):
 
 
 # the float attribute an op's graph node may take as an input (traced_floats.float_nodes)
-ATTRIBUTE_INPUTS = {"Add": "alpha", "Sub": "alpha", "LeakyRelu": "negative_slope"}
+ATTRIBUTE_INPUTS = {"Add": "alpha", "Sub": "alpha", "LeakyRelu": "negative_slope", "Addcmul": "value"}
 
 
 def traced_operands(op, inputs, attrs):
     """``{position: expression}`` of an op's ``inputs`` that are traced ints (None: a plain int
     with one's value, :func:`traced`), and ``{position: traced float}`` of them (and the attribute
-    of :data:`ATTRIBUTE_INPUTS`: ``add``'s and ``sub``'s ``alpha``, ``leaky_relu``'s slope); a traced
+    of :data:`ATTRIBUTE_INPUTS`: ``add``'s and ``sub``'s ``alpha``, ``leaky_relu``'s slope, ``addcmul``'s
+    ``value``); a traced
     float inside an input (a list) or another attribute (a fill value) is a use of it: the graph
     takes it as a number."""
     found = {i: x for i, x in enumerate(inputs) if type(x) is TracedFloat or type(x) is FloatInt}
