@@ -168,17 +168,20 @@ def test_two_threads_tracing_int_arguments_at_once():
 
 
 def _addcmul_step(x, value):
-    """An optimizer-like in-place update and a differentiable addcmul."""
+    """An optimizer-like in-place update and a differentiable addcmul (addcdiv's gradient differs
+    from torch's in the last bit in eager)."""
     module = ember_or_torch(x)
     p = x.detach().clone()
     p.addcmul_(x.detach(), x.detach() + 1, value=-value)
+    p.addcdiv_(x.detach(), x.detach().abs() + 1, value=value)  # (Adam's update)
     return p, module.addcmul(x, x, x * 3, value=value)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_addcmul_value_counts_values_and_gradients(dtype):
     """``addcmul``'s ``value`` is a graph input (``tensor1 * value``, then ``addcmul``'s fused
-    multiply-add), its backward's ``* value`` too: 2 graphs as torch's; a float beyond float32's
+    multiply-add), its backward's ``* value`` too, and ``addcdiv``'s (``tensor1 * value / tensor2``,
+    no longer compared with 1): 2 graphs as torch's; a float beyond float32's
     range is eager's RuntimeError for float32 (the call records and raises), a graph of its own
     for float64 (``traced_floats.ANY_HUGE_FLOAT``)."""
     ember.compiler.reset()
