@@ -18,8 +18,8 @@ A comparison with a number in the user's code (``if lr > 0.5``) is guarded by it
 float the function returns (:class:`ReturnedFloat`: ``return loss, lr * 2``). A float that
 was used otherwise (``int(lr)``, ``f"{lr}"``, ``math.exp(lr)``, a
 comparison in ember's own code such as ``dropout``'s check of ``p``, an op's attribute other
-than ``add``'s ``alpha`` and ``leaky_relu``'s slope) keeps its value guarded: a graph per value, as
-before. So does one whose value (or its float32 rounding) is found in the graph where
+than ``add``'s ``alpha``, ``leaky_relu``'s slope and ``addcmul``'s ``value``) keeps its value
+guarded: a graph per value, as before. So does one whose value (or its float32 rounding) is found in the graph where
 it did not come as the traced float (:func:`note_unseen`: an autograd node saves an op's
 operand as a plain float; NumPy reads a float subclass without its methods).
 """
@@ -229,8 +229,8 @@ def float_nodes(tracer, op, args, attrs, dtype, output):
     ``tracer.floats_now`` (``{position: traced float}``) the traced floats' nodes, cast to
     ``dtype``, the op's; ``"alpha"`` there (``add``'s scale) becomes a product ``b * alpha``, as
     eager computes it, ``leaky_relu``'s slope ``where(x > 0, x, x * slope)`` and ``addcmul``'s
-    value ``addcmul(input, tensor1 * value, tensor2)``. A float the op takes otherwise, with no floating-point dtype or ``b`` a
-    number, or of float16 or bfloat16 (eager computes at float32: ``x_half * 70000.0`` is 0 at
+    value ``addcmul(input, tensor1 * value, tensor2)`` (:data:`~.traced_ints.ATTRIBUTE_INPUTS`). A
+    float the op takes otherwise, with no floating-point dtype or ``b`` a number, or of float16 or bfloat16 (eager computes at float32: ``x_half * 70000.0`` is 0 at
     0, a float16 cast of the number would be inf), is a use: its value stays. The autograd node
     of ``output`` saves the traced floats (:func:`_save_traced`)."""
     floats = tracer.floats_now
@@ -255,17 +255,18 @@ def float_nodes(tracer, op, args, attrs, dtype, output):
             node = tracer.graph.call_op(ToDtype, (node,), {"dtype": dtype}, dict(_SCALAR, dtype=dtype))
         if j == "alpha":
             args[1] = tracer.graph.call_op(Mul, (b, node), {}, dict(b.meta, dtype=dtype))
+            attrs = {k: v for k, v in attrs.items() if k != j}
         elif j == "negative_slope":  # (eager's ``x > 0 ? x : x * slope``, in ops the C code fuses)
             meta = {"shape": tuple(output.shape), "dtype": dtype, "requires_grad": output.requires_grad}
             positive = tracer.graph.call_op(Gt, (args[0], 0), {}, dict(meta, dtype=_dtype.bool, requires_grad=False))
-            op, args = Where, [positive, args[0], tracer.graph.call_op(Mul, (args[0], node), {}, meta)]
+            op, args, attrs = Where, [positive, args[0], tracer.graph.call_op(Mul, (args[0], node), {}, meta)], {}
         elif j == "value":  # (addcmul's ``fma(value * tensor1, tensor2, input)``: the product a node)
             args[1] = tracer.graph.call_op(Mul, (args[1], node), {}, dict(args[1].meta, dtype=dtype))
             attrs = dict(attrs, value=1.0)
         else:
             args[j] = node
     _save_traced(output, floats)
-    return op, tuple(args), {k: v for k, v in attrs.items() if k not in floats or k == "value"}
+    return op, tuple(args), attrs
 
 
 def _save_traced(output, floats):
@@ -356,9 +357,10 @@ def note_unseen(cap):
 
 
 class ReturnedFloat:
-    """In a graph's returned structure, a float (or an int) Python computed from float arguments
-    only (``return loss, lr``, ``lr * 2``, ``round(lr)``): ``how`` (:func:`_how`), computed again
-    from each call's arguments (:func:`returned_floats`), as torch returns a symbolic float."""
+    """In a graph's returned structure, a float (or an int) Python computed from float arguments,
+    or int arguments the graph takes as symbols, and numbers (``return loss, lr``, ``lr * 2``,
+    ``round(lr)``, ``k * 0.5``): ``how`` (:func:`_how`), computed again from each call's arguments
+    (:func:`returned_floats`), as torch returns a symbolic float."""
     __slots__ = ("how",)
 
     def __init__(self, how):
@@ -384,7 +386,7 @@ def _of_arguments(f):
 
 def mark_returned(value):
     """``value`` (a returned structure: tuples, named tuples, lists, dicts) with each traced float
-    or :class:`~.traced_ints.FloatInt` of float arguments a :class:`ReturnedFloat`; each other
+    or :class:`~.traced_ints.FloatInt` computed from arguments a :class:`ReturnedFloat`; each other
     traced float in it a use (its value returned as recorded: a graph per value)."""
     if type(value) in _TRACED:
         if _of_arguments(value):
