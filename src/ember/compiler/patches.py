@@ -139,7 +139,8 @@ class PerThread(threading.local):
     """A list, set or dict (``kind``) of which each thread has its own: a recording's notes
     (:data:`.traced_ints.TRACING`, the values its traced ints took, ...), which a recording on
     another thread at the same time must neither read nor clear. Its contents are read and
-    written through the list's, set's or dict's methods, ``in``, ``[]``, iteration and truth."""
+    written through the list's, set's or dict's methods, ``in``, ``[]``, iteration and truth, or
+    as ``value`` (this thread's container itself: what a check on every op reads, without a call)."""
 
     def __init__(self, kind):
         self.value = kind()

@@ -315,10 +315,10 @@ def _io_hook(frame, event, fn):
         what = _io_call(fn) if this.breaks else None
         if what is not None and _from_user(frame):
             this.breaks[-1](f"{what} is input or output, a Python side effect (a replay would not repeat it)")
-        elif TRACING and getattr(fn, "__module__", None) in ("math", "cmath") and _from_user(frame) and \
+        elif TRACING.value and getattr(fn, "__module__", None) in ("math", "cmath") and _from_user(frame) and \
                 fn.__name__ not in ("floor", "ceil", "trunc"):  # (those call a float subclass's __floor__)
             note_math_calls(frame)  # (math.sqrt(lr): a traced float's value read without its methods)
-    elif TRACING and event in ("call", "return"):  # the traced int arguments' reads (traced_reads.py)
+    elif TRACING.value and event in ("call", "return"):  # the traced int arguments' reads (traced_reads.py)
         note_frame(frame, event == "call" and _from_user(frame), event == "return" and _own_module(frame) not in _NOT_USER)
 
 

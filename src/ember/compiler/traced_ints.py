@@ -419,7 +419,7 @@ def _floats_in(value, kinds=(TracedFloat, FloatInt)):
 def traced(value):
     """Whether an op's operand is a traced int, or a plain int with the value one took in this
     recording (an autograd node saves an op's operands plain: ``t`` of ``x * t`` in its backward)."""
-    return type(value) is TracedInt or type(value) is int and value in VALUES
+    return type(value) is TracedInt or type(value) is int and value in VALUES.value
 
 
 def plain(value):
