@@ -1,7 +1,9 @@
 """Int and float arguments that ember specialised (a graph per value) where torch 2.13's
 automatic dynamic makes one symbol (2 graphs): a float in an op's attribute (``leaky_relu``'s
-slope; compiler/traced_floats.py ``float_nodes``), a float returned (``ReturnedFloat``). Graphs are counted against torch's
-CompileCounter, call by call; values (and gradients) against torch's and ember's eager."""
+slope, ``addcmul``'s and ``addcdiv``'s value; compiler/traced_floats.py ``float_nodes``), a float
+returned (``ReturnedFloat``); and two threads recording int arguments at once (traced_ints'
+notes, each thread's own). Graphs are counted against torch's CompileCounter, call by call;
+values (and gradients) against torch's and ember's eager."""
 import collections
 import math
 import threading
@@ -64,6 +66,13 @@ def test_leaky_relu_slope_dtypes_and_gradients(dtype, inplace):
         assert repr(_leaky_step(ember, dtype, slope, compiled, inplace)) == repr(want), slope
         assert repr(_leaky_step(ember, dtype, slope, _leaky_any, inplace)) == repr(want), slope
     assert counters["stats"]["unique_graphs"] == (2 if dtype in ("float32", "float64") else 3)
+
+
+def test_leaky_relu_bfloat16_eager_slope_at_float32():
+    """Eager's bfloat16 leaky_relu multiplies at float32 (the slope was rounded to bfloat16 first)."""
+    got = ember.nn.functional.leaky_relu(ember.arange(6.0, dtype=ember.bfloat16) - 3, 0.3)
+    want = torch.nn.functional.leaky_relu(torch.arange(6.0, dtype=torch.bfloat16) - 3, 0.3)
+    assert got.float().tolist() == want.float().tolist()
 
 
 Pair = collections.namedtuple("Pair", "a b")
