@@ -208,3 +208,17 @@ def test_addcmul_value_counts_values_and_gradients(dtype):
                 want.append(repr(error))
         assert want[0] == want[1] == want[2], value
     assert counters["stats"]["unique_graphs"] == (2 if dtype == "float32" else 3)
+
+
+def _ratio(x, lr, bc):
+    return x * (-lr / bc) + lr / (bc * 2 + 1)
+
+
+def test_float_divided_by_float_argument():
+    """``lr / bc`` of two float arguments (Adam's ``-lr / bias_correction``) is a graph input too,
+    guarded ``bc != 0.0``: at 0.0 and -0.0 the call records and raises eager's ZeroDivisionError."""
+    calls = [(0.1, 0.5), (0.2, 0.25), (0.3, -0.0), (0.3, 3.0), (0.1, math.inf), (0.2, 0.0), (0.4, -1.0)]
+    want_counts, want = graph_counts(_ratio, torch, calls)
+    got_counts, got = graph_counts(_ratio, ember, calls)
+    assert got_counts == want_counts == [1, 2, 2, 2, 2, 2, 2]
+    assert got == want

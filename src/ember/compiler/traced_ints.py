@@ -178,7 +178,8 @@ for _name in dir(int):
 
 class TracedFloat(float):
     """A float argument (or a float computed from traced ones and numbers by ``+``, ``-``,
-    ``*``, ``/`` by a number other than 0, unary ``-``, or with a number by ``**`` and
+    ``*``, ``/`` by a number or a traced float of float arguments other than 0 (then guarded
+    nonzero: :func:`_divisor`), unary ``-``, or with a number by ``**`` and
     ``round(f, n)``) while the function is recorded:
     ``uses``, the :class:`Uses` of the arguments it comes from; ``how``, ``("argument",
     position)`` or ``(operation, left, right)`` (``("neg", x, None)``), each operand a traced
@@ -295,7 +296,7 @@ def _float_noting(name, method):
                     return TracedFloat(result, self.uses, (_PYTHON_COMPUTED[name], other, self) if name == "__rpow__"
                                        else (_PYTHON_COMPUTED[name], self, other))
             if how is not None and (type(other) in (int, bool, float) and not (how[0] == "div" and other == 0)
-                                    or type(other) is TracedFloat and how[0] != "div"):
+                                    or type(other) is TracedFloat and (how[0] != "div" or _divisor(other))):
                 uses = self.uses + tuple(u for u in getattr(other, "uses", ()) if u not in self.uses)
                 return TracedFloat(method(self, other), uses,
                                    (how[0], other, self) if how[1] else (how[0], self, other))
@@ -308,6 +309,17 @@ def _float_noting(name, method):
 
 
 _NUMBERS = (int, float, complex, np.number)
+
+
+def _divisor(f):
+    """Whether traced float ``f`` may divide while traced (``lr / bc``): computed from float
+    arguments, not 0 (Python's ZeroDivisionError), which its arguments' guards then check
+    (``Uses.compared``: ``f != 0.0``)."""
+    if float.__float__(f) == 0 or not all(seen.floats for seen in f.uses):
+        return False
+    for seen in f.uses:
+        seen.compared.append(("__ne__", 0.0, True, f))
+    return True
 
 # ``math``'s functions of one float that torch 2.13 traces (``math.exp``, ``log``, ``fabs``, ``erf``
 # ... it specialises): while floats are traced, ``math.sqrt(lr)`` called from the user's code makes a
