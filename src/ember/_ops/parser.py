@@ -10,6 +10,7 @@ and a call torch accepts keeps the op's own error. Tensor methods take the same 
 without ``input`` and ``out`` (the ``method`` attribute, which the Tensor table binds).
 """
 import functools
+import inspect
 import numbers
 
 import numpy as np
@@ -18,11 +19,12 @@ from .. import _dtype
 from .._tensor import Tensor
 from .args import _type_word
 
-__all__ = ["parsed", "refusal"]
+__all__ = ["parsed", "refusal", "method_form"]
 
 # torch's signatures of the ops whose refusals are worded here (``~`` marks a hidden one: it
 # accepts calls but is not listed in messages, as torch's deprecated overloads; ``@`` one the
 # Tensor method lacks; a type ending in ``?`` takes None, unprinted).
+_TENSOR_OR_NUMBER = ("Tensor input, Tensor other, *, Tensor out = None", "Tensor input, Number other, *, Tensor out = None")
 SIGNATURES = {
     "logsumexp": ("Tensor input, tuple of ints dim, bool keepdim = False, *, Tensor out = None",),
     "cat": ("tuple of Tensors tensors, int dim = 0, *, Tensor out = None",),
@@ -63,7 +65,8 @@ SIGNATURES = {
     "trace": ("Tensor input",),
     "lerp": ("Tensor input, Tensor end, Tensor weight, *, Tensor out = None",
              "Tensor input, Tensor end, Number weight, *, Tensor out = None"),
-    "eq": ("Tensor input, Tensor other, *, Tensor out = None", "Tensor input, Number other, *, Tensor out = None"),
+    **{name: _TENSOR_OR_NUMBER for name in ("eq", "ne", "lt", "le", "gt", "ge", "not_equal", "less", "less_equal",
+                                             "greater", "greater_equal")},
     "addmm": ("Tensor input, Tensor mat1, Tensor mat2, *, Number beta = 1, Number alpha = 1, Tensor out = None",
               "@Tensor input, Tensor mat1, Tensor mat2, torch.dtype out_dtype, *, Number beta = 1, "
               "Number alpha = 1, Tensor out = None",
@@ -84,9 +87,41 @@ SIGNATURES = {
     "tril": ("Tensor input, int diagonal = 0, *, Tensor out = None",),
 }
 
+# torch's Tensor-method signatures of ops whose functions are not parsed here: no method takes
+# ``out``, and a method given it raises the parser's TypeError, worded from these
+_OTHER = ("Tensor other", "Number other")
+METHOD_SIGNATURES = {
+    **{name: _OTHER for name in ("true_divide", "floor_divide", "remainder", "fmod", "xlogy", "copysign", "bitwise_and",
+                                 "bitwise_or", "bitwise_xor", "bitwise_left_shift", "bitwise_right_shift")},
+    "multiply": _OTHER, "pow": ("Tensor exponent", "Number exponent"), "float_power": ("Tensor exponent", "Number exponent"),
+    "clamp_min": ("Tensor min", "Number min"), "clamp_max": ("Tensor max", "Number max"),
+    "div": ("Tensor other", "Tensor other, *, str rounding_mode", "Number other, *, str rounding_mode",
+            "~Number other"),
+    "divide": ("Tensor other", "Tensor other, *, str rounding_mode", "Number other", "Number other, *, str rounding_mode"),
+    "subtract": ("Tensor other, *, Number alpha = 1", "Number other, Number alpha = 1"),
+    "clip": ("Tensor min = None, Tensor max = None", "Number min = None, Number max = None"),
+    **{name: ("tuple of ints dim, bool unbiased = True, bool keepdim = False",
+              "tuple of ints dim = None, *, Number correction = None, bool keepdim = False", "bool unbiased = True")
+       for name in ("var", "std")},
+    **{name: ("", "tuple of ints dim = None, bool keepdim = False", "int dim, bool keepdim = False")
+       for name in ("all", "any")},
+    "round": ("", "*, int decimals"),
+}
+
+# torch's methods that take no argument at all (its "takes no keyword arguments"), and the ones
+# written in Python (their messages name ``Tensor.``)
+NO_ARGUMENTS = {
+    "frexp", "neg", "negative", "abs", "absolute", "sign", "sgn", "angle", "conj_physical", "exp", "expm1", "log",
+    "log2", "log10", "log1p", "sqrt", "rsqrt", "reciprocal", "sin", "cos", "tan", "asin", "acos", "atan", "arcsin",
+    "arccos", "arctan", "sinh", "cosh", "tanh", "sigmoid", "erf", "floor", "ceil", "trunc", "fix", "frac", "relu",
+    "square", "isnan", "isinf", "isfinite", "logical_not", "bitwise_not", "det", "inverse", "geqrf", "asinh", "acosh",
+    "atanh", "arcsinh", "arccosh", "arctanh", "exp2", "erfc", "erfinv", "sinc", "lgamma", "digamma", "i0", "deg2rad",
+    "rad2deg", "signbit", "isposinf", "isneginf", "trace", "logdet", "matrix_exp", "msort"}
+PYTHON_METHODS = {"norm", "lu"}
 
 # the ops whose Tensor parameters take a Python number too, as torch's parser lets them
-NUMBERS_AS_TENSORS = {"add", "sub", "mul", "eq"}
+NUMBERS_AS_TENSORS = {"add", "sub", "mul", "eq", "ne", "lt", "le", "gt", "ge", "not_equal", "less", "less_equal",
+                      "greater", "greater_equal"}
 
 
 class _Parameter:
@@ -218,8 +253,11 @@ def refusal(name, signatures, args, kwargs):
     head = f"{name}() received an invalid combination of arguments - got "
     got = [_type_word(a) for a in args] + [f"{k}={_type_word(kwargs[k])}" for k in reversed(kwargs)]
     got += [""] * (bool(kwargs) and not args)  # (torch's list then ends in ", ")
-    if len(shown) == 1:
-        return f"{head}({', '.join(got)}), but expected ({shown[0].text})"
+    if len(shown) == 1:  # (torch's reading of one signature's keywords finds none)
+        if kwargs:
+            return f"{head}unrecognized keyword arguments: {', '.join(reversed(kwargs))}"
+        got = shown[0].marked(args, kwargs) if len(shown[0].items) == count else ", ".join(got)
+        return f"{head}({got}), but expected ({shown[0].text})"
     lines = [f"{head}({', '.join(got)}), but expected one of:\n"]
     for s in shown:
         lines.append(f" * ({s.text})\n")
@@ -250,7 +288,7 @@ def parsed(function, name=None):
             if kwargs:
                 if "axis" in kwargs or "keepdims" in kwargs:
                     kwargs = {_NUMPY_NAMES.get(k, k): v for k, v in kwargs.items()}
-                if "keepdim" in kwargs and "dim" not in kwargs and len(args) <= bound + 1:
+                if ("keepdim" in kwargs and "dim" not in kwargs and len(args) <= bound + 1) or (bound and "out" in kwargs):
                     message = refusal(name, signatures, args[bound:], given)
                     if message is not None:
                         raise TypeError(message)
@@ -266,6 +304,43 @@ def parsed(function, name=None):
     call = checked(function, forms, 0)
     call.method = checked(function, methods, 1)
     return call
+
+
+def method_form(name, function):
+    """The Tensor method ``name`` calling ``function`` (the public op, ``self`` its input):
+    refusing what torch's method refuses before the op runs, in torch's words (``out=``, which no
+    method takes; any argument given to one taking none), else ``function`` itself."""
+    if name in NO_ARGUMENTS:
+        def method(self, *args, **kwargs):
+            if kwargs:
+                raise TypeError(f"TensorBase.{name}() takes no keyword arguments")
+            if args:
+                raise TypeError(f"TensorBase.{name}() takes no arguments ({len(args)} given)")
+            return function(self)
+    elif hasattr(function, "method") and name not in METHOD_SIGNATURES:  # (``multiply``: ``mul``'s)
+        return function.method
+    elif name in METHOD_SIGNATURES or "out" in _parameters(function):
+        forms = [_Signature(text) for text in METHOD_SIGNATURES.get(name, ())]
+        prefix = "Tensor." if name in PYTHON_METHODS else ""
+
+        def method(self, *args, **kwargs):
+            if "out" in kwargs:
+                raise TypeError(refusal(name, forms, args, kwargs) if forms
+                                else f"{prefix}{name}() got an unexpected keyword argument 'out'")
+            return function(self, *args, **kwargs)
+    else:
+        return function
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = function.__doc__
+    method.__wrapped__ = function
+    return method
+
+
+def _parameters(function):
+    try:
+        return inspect.signature(function).parameters
+    except (TypeError, ValueError):  # (a builtin without a signature)
+        return {}
 
 
 _NUMPY_NAMES = {"axis": "dim", "keepdims": "keepdim"}  # (torch's parser takes NumPy's spellings too)
