@@ -31,6 +31,8 @@ SIGNATURES = {
     "stack": ("tuple of Tensors tensors, int dim = 0, *, Tensor out = None",),
     "concat": ("tuple of Tensors tensors, int dim = 0, *, Tensor out = None",),
     "concatenate": ("tuple of Tensors tensors, int dim = 0, *, Tensor out = None",),
+    **{name: ("tuple of Tensors tensors, *, Tensor out = None",) for name in ("hstack", "vstack", "dstack",
+                                                                             "column_stack", "row_stack")},
     "clamp": ("Tensor input, Tensor min = None, Tensor max = None, *, Tensor out = None",
               "Tensor input, Number min = None, Number max = None, *, Tensor out = None"),
     "add": ("Tensor input, Tensor other, *, Number alpha = 1, Tensor out = None",
