@@ -13,12 +13,13 @@ import os
 import sys
 import warnings
 
-from .. import _dtype, _memory
+from .. import _dtype
 from .._backend import namespace
 from .._creation import tensor
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.grad_mode import STATE
 from .core import write_into
+from .outs import resize_out
 
 __all__ = ["tensor_arg", "tensor_args", "tensor_input", "invalid_combination", "ALL_DIMS", "int_dim",
            "stable_by_keyword", "dims_arg", "dtype_arg", "shape_arg", "product", "with_out", "resize_out", "c_type_name",
@@ -144,21 +145,6 @@ def with_out(result, out, name=None):
     resize_out(out, result.shape)
     write_into(out, result)
     return out
-
-
-def resize_out(out, shape):
-    """``out`` (an ``out=`` tensor) given a new row-major buffer of ``shape`` where its shape
-    differs, as torch's ``resize_output``: with torch's deprecation warning when it had elements."""
-    if tuple(out.shape) == tuple(shape):
-        return
-    if out.numel():
-        warnings.warn(f"An output with one or more elements was resized since it had shape {list(out.shape)}, which "
-                      f"does not match the required output shape {list(shape)}. This behavior is deprecated, and in "
-                      "a future PyTorch release outputs will not be resized unless they have zero elements. You can "
-                      "explicitly reuse an out tensor t by resizing it, inplace, to zero elements with t.resize_(0).",
-                      UserWarning, stacklevel=3)
-    out._data = namespace(out._data).empty(tuple(shape), out._data.dtype)
-    _memory.track(out._data)
 
 
 _C_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int",

@@ -276,9 +276,9 @@ def parsed(function, name=None):
     torch names in its messages, ``concat``) raising torch's TypeError,
     in its words, when it fails on a call torch's parser refuses; its ``method`` attribute
     does the same for the Tensor method. Both take NumPy's spellings ``axis`` and
-    ``keepdims``, as torch's parser does, and refuse ``keepdim`` without ``dim`` up front
+    ``keepdims``, as torch's parser does, and refuse up front ``keepdim`` without ``dim``
     where torch has no signature for it (``x.sum(keepdim=True)``: ember's ``dim`` has a
-    default there)."""
+    default there), a ``keepdim`` that is no bool, and a method's ``out``."""
     name = name or function.__name__
     forms = [_Signature(text, name in NUMBERS_AS_TENSORS) for text in SIGNATURES[name]]
     methods = [m for m in (s.method() for s in forms) if m is not None]
@@ -290,7 +290,9 @@ def parsed(function, name=None):
             if kwargs:
                 if "axis" in kwargs or "keepdims" in kwargs:
                     kwargs = {_NUMPY_NAMES.get(k, k): v for k, v in kwargs.items()}
-                if ("keepdim" in kwargs and "dim" not in kwargs and len(args) <= bound + 1) or (bound and "out" in kwargs):
+                keepdim = kwargs.get("keepdim", False)
+                if ("keepdim" in kwargs and "dim" not in kwargs and len(args) <= bound + 1) or (bound and "out" in kwargs) \
+                        or not isinstance(keepdim, (bool, np.bool_)):
                     message = refusal(name, signatures, args[bound:], given)
                     if message is not None:
                         raise TypeError(message)
