@@ -14,7 +14,6 @@ import sys
 import warnings
 
 from .. import _dtype
-from .._backend import namespace
 from .._creation import tensor
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.grad_mode import STATE
