@@ -48,13 +48,14 @@ def _integral_only(kernel, kernel_name):
 
 # ---- comparisons (broadcasting, after type promotion) -------------------------------------------
 _OPERANDS = (Tensor, numbers.Number, np.bool_, np.ndarray)  # (a str, None, a list: torch's TypeError)
+_COMMON = {Tensor, int, float, bool}  # (checked first: an ABC's isinstance costs a few hundred ns)
 
 
 def _comparable(name, input, other):
     """TypeError unless ``input`` is a Tensor and ``other`` a Tensor or a number (the parser
     wrapping each comparison words it as torch's)."""
     tensor_input(name, input, other)
-    if not isinstance(other, _OPERANDS):
+    if type(other) not in _COMMON and not isinstance(other, _OPERANDS):
         raise TypeError(f"{name}(): 'other' must be a Tensor or a number, not {type(other).__name__}")
 
 
@@ -63,7 +64,9 @@ def operator_form(comparison):
     comparisons refuse, so that Python answers ``x == 'a'`` with False and ``x < 'a'`` with its
     TypeError, as for torch's tensors."""
     def compare(self, other):
-        return comparison(self, other) if isinstance(other, _OPERANDS) else NotImplemented
+        if type(other) in _COMMON or isinstance(other, _OPERANDS):
+            return comparison(self, other)
+        return NotImplemented
     compare.__name__ = compare.__qualname__ = comparison.__name__
     compare.__doc__ = comparison.__doc__
     return compare
