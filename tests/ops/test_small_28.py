@@ -66,6 +66,8 @@ def test_tensor_methods_refuse_out_in_torchs_words(call):
     lambda m, x, o: m.greater(x, "s"), lambda m, x, o: x < "s", lambda m, x, o: m.cat(x), lambda m, x, o: m.stack(x),
     lambda m, x, o: m.logsumexp(x, 0, keepdim="s"), lambda m, x, o: x.logsumexp(0, keepdim=None),
     lambda m, x, o: m.max(x, 0, keepdim="s"), lambda m, x, o: x.median(0, keepdim=None),
+    lambda m, x, o: m.amax(x, 0, keepdim="s"), lambda m, x, o: x.nansum(0, keepdim=None),
+    lambda m, x, o: m.argmin(x, 0, keepdim="s"), lambda m, x, o: x.nanmean(0, keepdim=1),
     lambda m, x, o: m.hstack(tensors=(t for t in [x])), lambda m, x, o: m.hstack((t for t in [x])),
     lambda m, x, o: m.vstack(tensors=1), lambda m, x, o: m.row_stack((t for t in [x]))])
 def test_refusals_worded_as_torchs(call):

@@ -56,6 +56,11 @@ SIGNATURES = {
     "cumsum": ("Tensor input, int dim, *, torch.dtype dtype = None, Tensor out = None",),
     "cumprod": ("Tensor input, int dim, *, torch.dtype dtype = None, Tensor out = None",),
     "argmax": ("Tensor input, int dim = None, bool keepdim = False, *, Tensor out = None",),
+    "argmin": ("Tensor input, int dim = None, bool keepdim = False, *, Tensor out = None",),
+    **{name: ("Tensor input, tuple of ints dim = (), bool keepdim = False, *, Tensor out = None",)
+       for name in ("amax", "amin")},
+    **{name: ("Tensor input, tuple of ints? dim = None, bool keepdim = False, *, torch.dtype dtype = None, "
+              "Tensor out = None",) for name in ("nansum", "nanmean")},
     "unsqueeze": ("Tensor input, int dim",),
     "select": ("Tensor input, int dim, int index",),
     "index_select": ("Tensor input, int dim, Tensor index, *, Tensor out = None",),
