@@ -57,6 +57,9 @@ SIGNATURES = {
     "cumprod": ("Tensor input, int dim, *, torch.dtype dtype = None, Tensor out = None",),
     "argmax": ("Tensor input, int dim = None, bool keepdim = False, *, Tensor out = None",),
     "argmin": ("Tensor input, int dim = None, bool keepdim = False, *, Tensor out = None",),
+    **{name: ("Tensor input, *, Tensor out = None",
+              "Tensor input, tuple of ints dim = None, bool keepdim = False, *, Tensor out = None",
+              "Tensor input, int dim, bool keepdim = False, *, Tensor out = None") for name in ("all", "any")},
     **{name: ("Tensor input, tuple of ints dim = (), bool keepdim = False, *, Tensor out = None",)
        for name in ("amax", "amin")},
     **{name: ("Tensor input, tuple of ints? dim = None, bool keepdim = False, *, torch.dtype dtype = None, "
@@ -110,8 +113,6 @@ METHOD_SIGNATURES = {
     **{name: ("tuple of ints dim, bool unbiased = True, bool keepdim = False",
               "tuple of ints dim = None, *, Number correction = None, bool keepdim = False", "bool unbiased = True")
        for name in ("var", "std")},
-    **{name: ("", "tuple of ints dim = None, bool keepdim = False", "int dim, bool keepdim = False")
-       for name in ("all", "any")},
     "round": ("", "*, int decimals"),
 }
 
@@ -240,8 +241,8 @@ class _Signature:
         for key in reversed(kwargs):
             param = next((p for p in self.params if p.name == key), None)
             ok = param is not None and param.accepts(kwargs[key])
-            words.append(f"{key}={_type_word(kwargs[key])}" if ok else f"{key}=!{_type_word(kwargs[key])}!")
-        return ", ".join(words)
+            words.append(f"{key}={_type_word(kwargs[key])}" if ok else f"!{key}={_type_word(kwargs[key])}!")
+        return ", ".join(words + [""] * (bool(kwargs) and not args))  # (as torch's "got" list)
 
 
 def refusal(name, signatures, args, kwargs):
@@ -269,7 +270,9 @@ def refusal(name, signatures, args, kwargs):
     for s in shown:
         lines.append(f" * ({s.text})\n")
         if len(s.items) == count:
-            wrong = [k for k in reversed(kwargs) if _NUMPY_NAMES.get(k, k) not in {p.name for p in s.params}]
+            # (torch's reading of its text finds no name with a default: such a keyword is "incorrect")
+            known = {p.name for p in s.params if p.default is None}
+            wrong = [k for k in reversed(kwargs) if _NUMPY_NAMES.get(k, k) not in known]
             lines.append(f"      didn't match because some of the keywords were incorrect: {', '.join(wrong)}\n"
                          if wrong else f"      didn't match because some of the arguments have invalid "
                          f"types: ({s.marked(args, kwargs)})\n")

@@ -535,12 +535,14 @@ def _cumprod_grid_backward(x, g, d, n):
     return apply(Cat, *grads, dim=d)
 
 
+@parsed
 @numpy_names
 def all(input, dim=None, keepdim=False, *, out=None):
     """True where every element along ``dim`` is nonzero (bool result)."""
     return with_out(_bool_reduce("all", input, dim, keepdim), out)
 
 
+@parsed
 @numpy_names
 def any(input, dim=None, keepdim=False, *, out=None):
     """True where some element along ``dim`` is nonzero (bool result; uint8 for uint8)
