@@ -70,6 +70,8 @@ def test_tensor_methods_refuse_out_in_torchs_words(call):
     lambda m, x, o: m.argmin(x, 0, keepdim="s"), lambda m, x, o: x.nanmean(0, keepdim=1),
     lambda m, x, o: m.all(x, 0, keepdim="s"), lambda m, x, o: x.any(0, keepdim=None),
     lambda m, x, o: x.eq(other="s"), lambda m, x, o: x.lerp(x, weight="s"), lambda m, x, o: x.clamp(min=0, foo=1),
+    lambda m, x, o: x.tile(2, out=o), lambda m, x, o: x.float(out=o), lambda m, x, o: x.positive(out=o),
+    lambda m, x, o: x.type_as(x, out=o), lambda m, x, o: x.fliplr(out=o),
     lambda m, x, o: m.hstack(tensors=(t for t in [x])), lambda m, x, o: m.hstack((t for t in [x])),
     lambda m, x, o: m.vstack(tensors=1), lambda m, x, o: m.row_stack((t for t in [x]))])
 def test_refusals_worded_as_torchs(call):

@@ -124,7 +124,8 @@ NO_ARGUMENTS = {
     "arccos", "arctan", "sinh", "cosh", "tanh", "sigmoid", "erf", "floor", "ceil", "trunc", "fix", "frac", "relu",
     "square", "isnan", "isinf", "isfinite", "logical_not", "bitwise_not", "det", "inverse", "geqrf", "asinh", "acosh",
     "atanh", "arcsinh", "arccosh", "arctanh", "exp2", "erfc", "erfinv", "sinc", "lgamma", "digamma", "i0", "deg2rad",
-    "rad2deg", "signbit", "isposinf", "isneginf", "trace", "logdet", "matrix_exp", "msort"}
+    "rad2deg", "signbit", "isposinf", "isneginf", "trace", "logdet", "matrix_exp", "msort", "adjoint", "argwhere",
+    "corrcoef", "fliplr", "flipud", "is_signed", "isreal", "positive", "dense_dim", "sparse_dim"}
 PYTHON_METHODS = {"norm", "lu"}
 
 # the ops whose Tensor parameters take a Python number too, as torch's parser lets them
@@ -341,6 +342,8 @@ def method_form(name, function):
                                 else f"{prefix}{name}() got an unexpected keyword argument 'out'")
             return function(self, *args, **kwargs)
     else:
+        if "<lambda>" in function.__qualname__ or "<locals>" in function.__qualname__:
+            function.__name__ = function.__qualname__ = name  # (an adapter of its own: Python's errors name it)
         return function
     method.__name__ = method.__qualname__ = name
     method.__doc__ = function.__doc__
