@@ -470,14 +470,13 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     return _finish((start + np.arange(n, dtype=np.float64) * step).astype(dtype.np), requires_grad)
 
 
-@factory_out("aten::range")
+@factory_out("aten::range", deprecation="torch.range is deprecated and will be removed in a future release because "
+             "its behavior is inconsistent with Python's range builtin. Instead, use torch.arange, which produces "
+             "values in [start, end).")
 def range_inclusive(start, end, step=1, *, dtype=None, device=None, requires_grad=False, out=None):
     """``start, start + step, ...`` up to and including ``end``, in the default float dtype
     unless given; deprecated in PyTorch for ``arange`` (which stops before ``end``), with its
     warning (https://pytorch.org/docs/stable/generated/torch.range.html)."""
-    warnings.warn("torch.range is deprecated and will be removed in a future release because its behavior "
-                  "is inconsistent with Python's range builtin. Instead, use torch.arange, which produces "
-                  "values in [start, end).", UserWarning, stacklevel=3)
     if step == 0:
         raise RuntimeError("step must be nonzero")
     dtype = dtype or _dtype.get_default_dtype()

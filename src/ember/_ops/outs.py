@@ -29,16 +29,19 @@ def resize_out(out, shape, warn=True):
     _memory.track(out._data)
 
 
-def factory_out(name, warn_count=False):
+def factory_out(name, warn_count=False, deprecation=None):
     """A decorator giving the range factory ``function(..., dtype=None, requires_grad=False)``
     torch's ``out=``: RuntimeError naming ``name`` (``aten::arange``) for an ``out`` requiring
     grad while grad mode is on, and for a ``dtype`` other than ``out``'s; the values computed
     in ``out``'s dtype and written into it, in its shape when the element count is the same,
     else resized to the result's (``warn_count``: with torch's arange warning); ``out`` requires
-    grad as ``requires_grad`` says, as torch's factories set it. Returns ``out``."""
+    grad as ``requires_grad`` says, as torch's factories set it. Returns ``out``. A
+    ``deprecation`` message is warned first, on every call (``torch.range``'s, before its errors)."""
     def wrap(function):
         @functools.wraps(function)
         def call(*args, out=None, **kwargs):
+            if deprecation:
+                warnings.warn(deprecation, UserWarning, stacklevel=2)
             if out is None:
                 return function(*args, **kwargs)
             if STATE.enabled and out.requires_grad:
