@@ -1,0 +1,312 @@
+"""Tensor subclasses and tensor-like types: ``Tensor.as_subclass``, the default
+``Tensor.__torch_function__`` and the hand-off of public functions and Tensor methods to
+``__torch_function__`` (torch's "Extending torch.func / Extending torch with a Tensor-like
+type / Subclassing torch.Tensor", https://pytorch.org/docs/stable/notes/extending.html).
+
+torch checks every call of a public function for arguments that override
+``__torch_function__``. ember's public functions are Python functions, so the check is a
+wrapper, and a program that never has such an argument should not pay for it: nothing is
+wrapped until overrides are turned on (:func:`enable`), which the first Tensor subclass whose
+``__torch_function__`` is not :func:`disabled_torch_function_impl` does when its class is
+made (as does importing ``ember.overrides``, for tensor-like types that are no subclass).
+Then every function of the public namespaces (``ember``, ``ember.nn.functional``,
+``ember.special``, ``ember.linalg``, ``ember.fft``) and every Tensor method, operator and
+property is rebound to an :class:`Overridable` wrapper, which compares and hashes equal to
+the function it wraps (so ``HANDLED_FUNCTIONS[torch.mean]`` tables work whenever they were
+filled). Names bound elsewhere (``from ember import mean``) stay plain, as with torch.fx.
+"""
+import functools
+import sys
+import threading
+import types
+
+from ._ops.core import named
+
+__all__ = ["TensorSubclassing", "Overridable", "enable", "enabled", "DisableTorchFunctionSubclass",
+           "DisableTorchFunction", "disabled_torch_function_impl", "has_torch_function",
+           "handle_torch_function", "is_tensor_like", "get_default_nowrap_functions", "is_torch_function_enabled"]
+
+_NAMESPACES = ("ember", "ember.nn.functional", "ember.special", "ember.linalg", "ember.fft")
+_PUBLIC_PATHS = {"ember": "torch", "ember.nn.functional": "torch.nn.functional", "ember.special": "torch.special",
+                 "ember.linalg": "torch.linalg", "ember.fft": "torch.fft"}
+# The Tensor dunders torch hands to ``__torch_function__`` (besides every public method and property).
+_DUNDERS = {"__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__truediv__", "__rtruediv__",
+            "__floordiv__", "__rfloordiv__", "__mod__", "__rmod__", "__pow__", "__rpow__", "__matmul__",
+            "__rmatmul__", "__and__", "__rand__", "__or__", "__ror__", "__xor__", "__rxor__", "__lshift__",
+            "__rlshift__", "__rshift__", "__rrshift__", "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__",
+            "__neg__", "__pos__", "__abs__", "__invert__", "__getitem__", "__setitem__", "__iadd__", "__isub__",
+            "__imul__", "__itruediv__", "__ifloordiv__", "__imod__", "__ipow__", "__iand__", "__ior__", "__ixor__",
+            "__ilshift__", "__irshift__", "__repr__", "__str__", "__format__", "__len__", "__iter__", "__reversed__",
+            "__contains__", "__float__", "__int__", "__index__", "__bool__", "__complex__", "__array__"}
+_NOT_OVERRIDABLE = {"as_subclass"}
+_ATOMS = (int, float, bool, str, type(None))
+
+
+class _State(threading.local):
+    """This thread's depth of ``DisableTorchFunction[Subclass]`` regions (torch's state is per thread)."""
+
+    def __init__(self):
+        self.disabled = 0
+
+
+_STATE = _State()
+_ON = []  # non-empty once the wrappers are bound
+_TENSOR = []  # the Tensor class: the first class made from TensorSubclassing
+
+
+def disabled_torch_function_impl(func, types, args=(), kwargs=None):
+    """The ``__torch_function__`` of a subclass that opts out (``torch._C._disabled_torch_function_impl``,
+    which ``nn.Parameter`` uses): its instances are not overriding arguments, and a call
+    runs ``func`` as on a plain Tensor, its results not converted."""
+    with DisableTorchFunctionSubclass():
+        return func(*args, **(kwargs or {}))
+
+
+class DisableTorchFunctionSubclass:
+    """``torch._C.DisableTorchFunctionSubclass``: inside the ``with`` block (this thread),
+    ``__torch_function__`` overrides are not called: functions run on subclasses as on plain
+    Tensors (how the default ``Tensor.__torch_function__`` runs ``func``)."""
+
+    def __enter__(self):
+        _STATE.disabled += 1
+        return self
+
+    def __exit__(self, *exc):
+        _STATE.disabled -= 1
+
+
+class DisableTorchFunction(DisableTorchFunctionSubclass):
+    """``torch._C.DisableTorchFunction``: as :class:`DisableTorchFunctionSubclass` (torch also
+    turns its torch-function modes off, which ember does not have)."""
+
+
+def is_torch_function_enabled():
+    """``torch._C._is_torch_function_enabled()``: False inside a ``DisableTorchFunction[Subclass]`` block."""
+    return not _STATE.disabled
+
+
+def enabled():
+    """Whether the public functions and Tensor methods are wrapped (see the module's page)."""
+    return bool(_ON)
+
+
+def _overrides(t):
+    return t is not _TENSOR[0] and getattr(t, "__torch_function__", disabled_torch_function_impl) \
+        is not disabled_torch_function_impl
+
+
+def _overloaded_args(values):
+    """The arguments among ``values`` (and one level into lists and tuples) whose type overrides
+    ``__torch_function__``, one per type, a subclass before its base, otherwise left to right
+    (torch's ``_get_overloaded_args``)."""
+    found = []
+    for v in values:
+        for w in (v if type(v) in (list, tuple) else (v,)):
+            t = type(w)
+            if t in _ATOMS or t is _TENSOR[0] or not _overrides(t) or any(type(a) is t for a in found):
+                continue
+            at = next((i for i, a in enumerate(found) if issubclass(t, type(a))), len(found))
+            found.insert(at, w)
+    return found
+
+
+def has_torch_function(relevant_args):
+    """``torch.overrides.has_torch_function``: whether any of ``relevant_args`` (an iterable) has a
+    type overriding ``__torch_function__`` (plain Tensors and Parameters do not), while enabled."""
+    return not _STATE.disabled and bool(_overloaded_args(tuple(relevant_args)))
+
+
+def is_tensor_like(inp):
+    """``torch.overrides.is_tensor_like``: ``inp`` is a Tensor or its type has a ``__torch_function__``."""
+    return isinstance(inp, _TENSOR[0]) or hasattr(type(inp), "__torch_function__")
+
+
+def get_default_nowrap_functions():
+    """``torch.overrides.get_default_nowrap_functions``: the functions whose results the default
+    ``Tensor.__torch_function__`` hands back unconverted (the ``grad`` and ``_base`` getters)."""
+    tensor = _TENSOR[0]
+    return {tensor.grad.__get__, tensor._base.__get__}
+
+
+def _public_name(function):
+    module = getattr(function, "__module__", "") or ""
+    for space, path in _PUBLIC_PATHS.items():
+        if getattr(sys.modules.get(space), function.__name__, None) == function:
+            return f"{path}.{function.__name__}"
+    if getattr(_TENSOR[0], function.__name__, None) == function:
+        return f"torch.Tensor.{function.__name__}"
+    return f"{module}.{function.__name__}"
+
+
+def handle_torch_function(public_api, relevant_args, *args, **kwargs):
+    """``torch.overrides.handle_torch_function``: calls the ``__torch_function__`` of each
+    overriding argument among ``relevant_args`` (subclasses first) with ``(public_api, types,
+    args, kwargs)`` and returns the first result that is not ``NotImplemented``.
+
+    Raises:
+        TypeError: every handler returned ``NotImplemented`` (torch's words).
+    """
+    overloaded = _overloaded_args(tuple(relevant_args))
+    kinds = tuple(type(a) for a in overloaded)
+    for arg in overloaded:
+        result = type(arg).__torch_function__(public_api, kinds, args, kwargs)
+        if result is not NotImplemented:
+            return result
+    name = _public_name(public_api)
+    if name.startswith("torch.nn.functional."):
+        raise TypeError(f"no implementation found for '{name}' on types that implement "
+                        f"__torch_function__: {list(kinds)}")
+    listed = "".join(f"  - tensor subclass {t}\n" for t in kinds)
+    raise TypeError(f"Multiple dispatch failed for '{name}'; all __torch_function__ handlers returned "
+                    f"NotImplemented:\n\n{listed}\nFor more information, try re-running with "
+                    "TORCH_LOGS=not_implemented")
+
+
+class Overridable:
+    """A public function or Tensor method that hands a call with an overriding argument to
+    ``__torch_function__`` (:func:`handle_torch_function`, with itself as ``func``) and runs the
+    function otherwise. It compares and hashes equal to the function, binds as a method, and
+    pickles as the function."""
+
+    def __init__(self, function, name=None):
+        functools.update_wrapper(self, function)
+        if name is not None:  # a Tensor method: named as the attribute (``__rtruediv__``'s is a lambda)
+            self.__name__ = name
+
+    def __call__(self, *args, **kwargs):
+        if not _STATE.disabled:
+            if _overloaded_args(args) or (kwargs and _overloaded_args(tuple(kwargs.values()))):
+                return handle_torch_function(self, args + tuple(kwargs.values()), *args, **kwargs)
+        return self.__wrapped__(*args, **kwargs)
+
+    def __get__(self, obj, objtype=None):
+        return self if obj is None else types.MethodType(self, obj)
+
+    def __eq__(self, other):
+        return other is self or other is self.__wrapped__ or (isinstance(other, Overridable) and
+                                                               other.__wrapped__ is self.__wrapped__)
+
+    def __hash__(self):
+        return hash(self.__wrapped__)
+
+    def __repr__(self):
+        return repr(self.__wrapped__)
+
+    def __reduce__(self):
+        return _same, (self.__wrapped__,)
+
+
+def _same(function):
+    return function
+
+
+def _overridable_getter(prop):
+    """``prop`` with a getter that hands an overriding tensor to ``__torch_function__`` (``func``:
+    the new property's ``__get__``, as torch's ``Tensor.shape.__get__``)."""
+    def get(self):
+        if not _STATE.disabled and _overrides(type(self)):
+            return handle_torch_function(wrapped.__get__, (self,), self)
+        return prop.fget(self)
+    wrapped = property(get, prop.fset, prop.fdel, prop.__doc__)
+    return wrapped
+
+
+def enable():
+    """Rebinds the public functions and Tensor's methods, operators and properties to
+    :class:`Overridable` wrappers, once (see the module's page); later calls do nothing."""
+    if _ON:
+        return
+    _ON.append(True)
+    for name in _NAMESPACES:
+        if name in sys.modules:
+            wrap_namespace(sys.modules[name])
+    tensor, seen = _TENSOR[0], set()
+    for klass in tensor.__mro__[:-1]:
+        for name, value in list(vars(klass).items()):
+            if name in seen or name in _NOT_OVERRIDABLE or (name.startswith("_") and name not in _DUNDERS):
+                continue
+            seen.add(name)
+            if isinstance(value, property) and value.fget is not None:
+                setattr(tensor, name, _overridable_getter(value))
+            elif isinstance(value, types.FunctionType):
+                setattr(tensor, name, Overridable(value, name))
+
+
+def wrap_namespace(module):
+    """Rebinds the public functions of ``module`` to :class:`Overridable` wrappers, while overrides
+    are on (a namespace loaded later, ``ember.nn.functional``, calls this as it loads)."""
+    if not _ON:
+        return
+    wrappers = {}
+    for name, value in list(vars(module).items()):
+        if (not name.startswith("_") or name == "_assert") and isinstance(value, types.FunctionType):
+            setattr(module, name, wrappers.setdefault(value, Overridable(value)))
+
+
+def _convert(result, cls):
+    """``result`` with its Tensors (also inside tuples and lists) made ``cls`` instances by
+    ``as_subclass`` (torch's ``torch._tensor._convert``)."""
+    if isinstance(result, _TENSOR[0]) and not isinstance(result, cls):
+        return result.as_subclass(cls)
+    if isinstance(result, (tuple, list)):
+        items = [_convert(r, cls) for r in result]
+        if hasattr(result, "_fields"):
+            return type(result)(*items)
+        converted = type(result)(items)
+        if hasattr(result, "__dict__"):
+            converted.__dict__.update(result.__dict__)
+        return converted
+    return result
+
+
+class TensorSubclassing:
+    """The subclassing part of :class:`~ember.Tensor`: ``as_subclass``, the default
+    ``__torch_function__``, and the class hook that turns overrides on."""
+    __slots__ = ()
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if not _TENSOR:
+            _TENSOR.append(cls)
+        elif getattr(cls, "__torch_function__", None) is not disabled_torch_function_impl:
+            enable()
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        """``torch.Tensor.__torch_function__``: runs ``func(*args, **kwargs)`` with overrides
+        disabled and returns its Tensors as ``cls`` instances (except for the functions of
+        :func:`get_default_nowrap_functions`); ``NotImplemented`` when some type in ``types`` is
+        not a base of ``cls`` (https://pytorch.org/docs/stable/notes/extending.html#subclassing-torch-tensor)."""
+        if kwargs is None:
+            kwargs = {}
+        if not all(issubclass(cls, t) for t in types):
+            return NotImplemented
+        with DisableTorchFunctionSubclass():
+            result = func(*args, **kwargs)
+            if func in get_default_nowrap_functions():
+                return result
+            return _convert(result, cls)
+
+    def as_subclass(self, cls):
+        """``torch.Tensor.as_subclass``: a ``cls`` instance sharing this tensor's storage and
+        version counter, attached to its autograd graph (an ``AliasBackward0`` node while
+        gradients are recorded), https://pytorch.org/docs/stable/generated/torch.Tensor.as_subclass.html.
+
+        Raises:
+            TypeError: ``cls`` is not a subclass of Tensor (torch's words).
+        """
+        tensor = _TENSOR[0]
+        if not (isinstance(cls, type) and issubclass(cls, tensor)):
+            raise TypeError("Creating a Tensor subclass from a class that does not inherit from Tensor is not "
+                            "possible. Make sure your class inherits from Tensor.")
+        with DisableTorchFunctionSubclass():
+            alias = named(self.view(self.shape), "AliasBackward0") if self.requires_grad else self.detach()
+        result = object.__new__(cls)
+        for slot in tensor.__slots__:
+            if slot != "__weakref__":
+                descriptor = tensor.__dict__[slot]
+                try:
+                    descriptor.__set__(result, descriptor.__get__(alias))
+                except AttributeError:  # (a slot the alias never set: persistent, _is_buffer)
+                    pass
+        return result
