@@ -38,6 +38,14 @@ _DUNDERS = {"__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__",
             "__imul__", "__itruediv__", "__ifloordiv__", "__imod__", "__ipow__", "__iand__", "__ior__", "__ixor__",
             "__ilshift__", "__irshift__", "__repr__", "__str__", "__format__", "__len__", "__iter__", "__reversed__",
             "__contains__", "__float__", "__int__", "__index__", "__bool__", "__complex__", "__array__"}
+# The operators torch hands over as the method they run (``s + 1`` as ``Tensor.add``).
+_OPERATOR_METHODS = {"__add__": "add", "__radd__": "add", "__iadd__": "add_", "__sub__": "sub", "__isub__": "sub_",
+                     "__mul__": "mul", "__rmul__": "mul", "__imul__": "mul_", "__truediv__": "div",
+                     "__itruediv__": "div_", "__ifloordiv__": "floor_divide_", "__mod__": "remainder",
+                     "__imod__": "remainder_", "__pow__": "pow", "__ipow__": "pow_", "__matmul__": "matmul",
+                     "__rand__": "bitwise_and", "__ror__": "bitwise_or", "__rxor__": "bitwise_xor", "__ne__": "ne",
+                     "__lt__": "lt", "__le__": "le", "__gt__": "gt", "__ge__": "ge", "__neg__": "neg",
+                     "__pos__": "positive", "__abs__": "abs"}
 _NOT_OVERRIDABLE = {"as_subclass"}
 _ATOMS = (int, float, bool, str, type(None))
 
@@ -123,9 +131,9 @@ def is_tensor_like(inp):
 
 def get_default_nowrap_functions():
     """``torch.overrides.get_default_nowrap_functions``: the functions whose results the default
-    ``Tensor.__torch_function__`` hands back unconverted (the ``grad`` and ``_base`` getters)."""
+    ``Tensor.__torch_function__`` hands back unconverted (the ``grad``, ``_grad`` and ``_base`` getters)."""
     tensor = _TENSOR[0]
-    return {tensor.grad.__get__, tensor._base.__get__}
+    return {tensor.grad.__get__, tensor._grad.__get__, tensor._base.__get__}
 
 
 def _public_name(function):
@@ -172,11 +180,12 @@ class Overridable:
         functools.update_wrapper(self, function)
         if name is not None:  # a Tensor method: named as the attribute (``__rtruediv__``'s is a lambda)
             self.__name__ = name
+        self.public = self  # the ``func`` handed to ``__torch_function__``
 
     def __call__(self, *args, **kwargs):
         if not _STATE.disabled:
             if _overloaded_args(args) or (kwargs and _overloaded_args(tuple(kwargs.values()))):
-                return handle_torch_function(self, args + tuple(kwargs.values()), *args, **kwargs)
+                return handle_torch_function(self.public, args + tuple(kwargs.values()), *args, **kwargs)
         return self.__wrapped__(*args, **kwargs)
 
     def __get__(self, obj, objtype=None):
@@ -230,6 +239,9 @@ def enable():
                 setattr(tensor, name, _overridable_getter(value))
             elif isinstance(value, types.FunctionType):
                 setattr(tensor, name, Overridable(value, name))
+    for operator, method in _OPERATOR_METHODS.items():
+        if isinstance(vars(tensor).get(operator), Overridable) and isinstance(vars(tensor).get(method), Overridable):
+            vars(tensor)[operator].public = vars(tensor)[method]
 
 
 def wrap_namespace(module):
