@@ -11,8 +11,8 @@ wrapped until overrides are turned on (:func:`enable`), which the first Tensor s
 made (as does importing ``ember.overrides``, for tensor-like types that are no subclass).
 Then every function of the public namespaces (``ember``, ``ember.nn.functional``,
 ``ember.special``, ``ember.linalg``, ``ember.fft``) and every Tensor method, operator and
-property is rebound to an :class:`Overridable` wrapper, which compares and hashes equal to
-the function it wraps (so ``HANDLED_FUNCTIONS[torch.mean]`` tables work whenever they were
+property is rebound to a wrapper (:class:`Overridable`, which compares and hashes equal to the
+function it wraps, so ``HANDLED_FUNCTIONS[torch.mean]`` tables work whenever they were
 filled). Names bound elsewhere (``from ember import mean``) stay plain, as with torch.fx.
 """
 import functools
@@ -48,6 +48,7 @@ _OPERATOR_METHODS = {"__add__": "add", "__radd__": "add", "__iadd__": "add_", "_
                      "__pos__": "positive", "__abs__": "abs"}
 _NOT_OVERRIDABLE = {"as_subclass"}
 _ATOMS = (int, float, bool, str, type(None))
+_PLAIN = set(_ATOMS)  # and Tensor: the argument types a wrapper looks no further into
 
 
 class _State(threading.local):
@@ -60,6 +61,7 @@ class _State(threading.local):
 _STATE = _State()
 _ON = []  # non-empty once the wrappers are bound
 _TENSOR = []  # the Tensor class: the first class made from TensorSubclassing
+_WRAPPERS = {}  # function -> its Overridable
 
 
 def disabled_torch_function_impl(func, types, args=(), kwargs=None):
@@ -171,29 +173,29 @@ def handle_torch_function(public_api, relevant_args, *args, **kwargs):
 
 
 class Overridable:
-    """A public function or Tensor method that hands a call with an overriding argument to
-    ``__torch_function__`` (:func:`handle_torch_function`, with itself as ``func``) and runs the
-    function otherwise. It compares and hashes equal to the function, binds as a method, and
-    pickles as the function."""
+    """A public function that hands a call with an overriding argument to ``__torch_function__``
+    (:func:`handle_torch_function`, with itself as ``func``) and runs the function otherwise (a
+    call whose arguments are all Tensors, numbers, strings or None pays one loop). It compares
+    and hashes equal to the function (a ``HANDLED_FUNCTIONS`` table filled before overrides
+    were on still matches) and pickles as the function."""
 
-    def __init__(self, function, name=None):
+    def __init__(self, function):
         functools.update_wrapper(self, function)
-        if name is not None:  # a Tensor method: named as the attribute (``__rtruediv__``'s is a lambda)
-            self.__name__ = name
-        self.public = self  # the ``func`` handed to ``__torch_function__``
 
     def __call__(self, *args, **kwargs):
-        if not _STATE.disabled:
-            if _overloaded_args(args) or (kwargs and _overloaded_args(tuple(kwargs.values()))):
-                return handle_torch_function(self.public, args + tuple(kwargs.values()), *args, **kwargs)
+        for a in args:
+            if type(a) not in _PLAIN:
+                return _dispatch(self, self.__wrapped__, args, kwargs)
+        if kwargs:
+            for a in kwargs.values():
+                if type(a) not in _PLAIN:
+                    return _dispatch(self, self.__wrapped__, args, kwargs)
         return self.__wrapped__(*args, **kwargs)
 
-    def __get__(self, obj, objtype=None):
-        return self if obj is None else types.MethodType(self, obj)
-
-    def __eq__(self, other):
-        return other is self or other is self.__wrapped__ or (isinstance(other, Overridable) and
-                                                               other.__wrapped__ is self.__wrapped__)
+    def __eq__(self, other):  # (NotImplemented: another wrapper of this one, fx's, decides)
+        if other is self or other is self.__wrapped__ or getattr(other, "__wrapped__", None) is self.__wrapped__:
+            return True
+        return NotImplemented
 
     def __hash__(self):
         return hash(self.__wrapped__)
@@ -209,11 +211,38 @@ def _same(function):
     return function
 
 
+def _method(function, name):
+    """Tensor's method ``function`` as :class:`Overridable` does, as a function (so that it binds
+    as a method at C speed) named ``Tensor.<name>``; ``func`` is the method in its ``public``
+    attribute (itself, or the method torch hands over for an operator)."""
+    def call(*args, **kwargs):
+        for a in args:
+            if type(a) not in _PLAIN:
+                return _dispatch(call.public, function, args, kwargs)
+        if kwargs:
+            for a in kwargs.values():
+                if type(a) not in _PLAIN:
+                    return _dispatch(call.public, function, args, kwargs)
+        return function(*args, **kwargs)
+    functools.update_wrapper(call, function)
+    tensor = _TENSOR[0]
+    call.__name__, call.__module__, call.__qualname__ = name, tensor.__module__, f"{tensor.__qualname__}.{name}"
+    call.public = call
+    return call
+
+
+def _dispatch(public, function, args, kwargs):
+    values = args + tuple(kwargs.values()) if kwargs else args
+    if not _STATE.disabled and _overloaded_args(values):
+        return handle_torch_function(public, values, *args, **kwargs)
+    return function(*args, **kwargs)
+
+
 def _overridable_getter(prop):
     """``prop`` with a getter that hands an overriding tensor to ``__torch_function__`` (``func``:
     the new property's ``__get__``, as torch's ``Tensor.shape.__get__``)."""
     def get(self):
-        if not _STATE.disabled and _overrides(type(self)):
+        if type(self) is not _TENSOR[0] and not _STATE.disabled and _overrides(type(self)):
             return handle_torch_function(wrapped.__get__, (self,), self)
         return prop.fget(self)
     wrapped = property(get, prop.fset, prop.fdel, prop.__doc__)
@@ -238,9 +267,9 @@ def enable():
             if isinstance(value, property) and value.fget is not None:
                 setattr(tensor, name, _overridable_getter(value))
             elif isinstance(value, types.FunctionType):
-                setattr(tensor, name, Overridable(value, name))
+                setattr(tensor, name, _method(value, name))
     for operator, method in _OPERATOR_METHODS.items():
-        if isinstance(vars(tensor).get(operator), Overridable) and isinstance(vars(tensor).get(method), Overridable):
+        if hasattr(vars(tensor).get(operator), "public") and hasattr(vars(tensor).get(method), "public"):
             vars(tensor)[operator].public = vars(tensor)[method]
 
 
@@ -249,10 +278,11 @@ def wrap_namespace(module):
     are on (a namespace loaded later, ``ember.nn.functional``, calls this as it loads)."""
     if not _ON:
         return
-    wrappers = {}
     for name, value in list(vars(module).items()):
         if (not name.startswith("_") or name == "_assert") and isinstance(value, types.FunctionType):
-            setattr(module, name, wrappers.setdefault(value, Overridable(value)))
+            if value not in _WRAPPERS:  # one wrapper per function: its names in all namespaces stay one object
+                _WRAPPERS[value] = Overridable(value)
+            setattr(module, name, _WRAPPERS[value])
 
 
 def _convert(result, cls):
@@ -280,6 +310,7 @@ class TensorSubclassing:
         super().__init_subclass__(**kwargs)
         if not _TENSOR:
             _TENSOR.append(cls)
+            _PLAIN.add(cls)
         elif getattr(cls, "__torch_function__", None) is not disabled_torch_function_impl:
             enable()
 
