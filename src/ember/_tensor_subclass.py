@@ -213,8 +213,8 @@ def _same(function):
 
 def _method(function, name):
     """Tensor's method ``function`` as :class:`Overridable` does, as a function (so that it binds
-    as a method at C speed) named ``Tensor.<name>``; ``func`` is the method in its ``public``
-    attribute (itself, or the method torch hands over for an operator)."""
+    as a method at C speed) called ``name``; ``func`` is the method in its ``public`` attribute
+    (itself, or the method torch hands over for an operator)."""
     def call(*args, **kwargs):
         for a in args:
             if type(a) not in _PLAIN:
@@ -225,9 +225,7 @@ def _method(function, name):
                     return _dispatch(call.public, function, args, kwargs)
         return function(*args, **kwargs)
     functools.update_wrapper(call, function)
-    tensor = _TENSOR[0]
-    call.__name__, call.__module__, call.__qualname__ = name, tensor.__module__, f"{tensor.__qualname__}.{name}"
-    call.public = call
+    call.__name__, call.public = name, call
     return call
 
 
@@ -313,6 +311,8 @@ class TensorSubclassing:
             _PLAIN.add(cls)
         elif getattr(cls, "__torch_function__", None) is not disabled_torch_function_impl:
             enable()
+        else:  # (a Parameter: an argument a wrapper need not look into)
+            _PLAIN.add(cls)
 
     @classmethod
     def __torch_function__(cls, func, types, args=(), kwargs=None):
