@@ -163,3 +163,27 @@ def _scalar_tensor(lib):
 
 def test_tensor_like_type_handles_functions_as_torch():
     assert _scalar_tensor(ember) == _scalar_tensor(torch)
+
+
+def _results_of_a_plain_subclass(lib):
+    """torch's ``SubTensor`` example and the default ``__torch_function__`` through a module,
+    autograd, iteration and several-result functions (result types, as torch gives them)."""
+    class SubTensor(lib.Tensor):
+        pass
+
+    lib.manual_seed(0)
+    lin = lib.nn.Linear(3, 2)
+    x = lib.ones(4, 3).as_subclass(SubTensor).requires_grad_()
+    y = lin(x)
+    y.sum().backward()
+    with lib.no_grad():
+        z = x * 2
+    values = [lib.add(SubTensor([0]), SubTensor([1])), lib.add(SubTensor([0]), lib.tensor([1])), y, x.grad,
+              lin.weight.grad, lib.stack([x, x]), x.detach(), x.to(lib.float64), lib.where(x > 0, x, 0.0), x.T,
+              x.split(2)[0], lib.nn.functional.softmax(x, -1), lib.nn.Parameter(lib.ones(2)) * x[0, :2], z,
+              list(x)[0], lib.ones(1, 3) + x, x.new_zeros(2)]
+    return [type(v).__name__ for v in values] + [str(z), type(y.grad_fn).__name__, z.requires_grad]
+
+
+def test_results_of_a_plain_subclass_as_torch():
+    assert _results_of_a_plain_subclass(ember) == _results_of_a_plain_subclass(torch)

@@ -36,8 +36,8 @@ _DUNDERS = {"__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__",
             "__rlshift__", "__rshift__", "__rrshift__", "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__",
             "__neg__", "__pos__", "__abs__", "__invert__", "__getitem__", "__setitem__", "__iadd__", "__isub__",
             "__imul__", "__itruediv__", "__ifloordiv__", "__imod__", "__ipow__", "__iand__", "__ior__", "__ixor__",
-            "__ilshift__", "__irshift__", "__repr__", "__str__", "__format__", "__len__", "__iter__", "__reversed__",
-            "__contains__", "__float__", "__int__", "__index__", "__bool__", "__complex__", "__array__"}
+            "__ilshift__", "__irshift__", "__repr__", "__str__", "__format__", "__len__", "__reversed__", "__contains__",
+            "__float__", "__int__", "__index__", "__bool__", "__complex__", "__array__"}
 # The operators torch hands over as the method they run (``s + 1`` as ``Tensor.add``).
 _OPERATOR_METHODS = {"__add__": "add", "__radd__": "add", "__iadd__": "add_", "__sub__": "sub", "__isub__": "sub_",
                      "__mul__": "mul", "__rmul__": "mul", "__imul__": "mul_", "__truediv__": "div",
@@ -45,7 +45,7 @@ _OPERATOR_METHODS = {"__add__": "add", "__radd__": "add", "__iadd__": "add_", "_
                      "__imod__": "remainder_", "__pow__": "pow", "__ipow__": "pow_", "__matmul__": "matmul",
                      "__rand__": "bitwise_and", "__ror__": "bitwise_or", "__rxor__": "bitwise_xor", "__ne__": "ne",
                      "__lt__": "lt", "__le__": "le", "__gt__": "gt", "__ge__": "ge", "__neg__": "neg",
-                     "__pos__": "positive", "__abs__": "abs"}
+                     "__pos__": "positive", "__abs__": "abs", "__str__": "__repr__"}
 _NOT_OVERRIDABLE = {"as_subclass"}
 _ATOMS = (int, float, bool, str, type(None))
 _PLAIN = set(_ATOMS)  # and Tensor: the argument types a wrapper looks no further into
