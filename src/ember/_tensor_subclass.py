@@ -48,7 +48,8 @@ _OPERATOR_METHODS = {"__add__": "add", "__radd__": "add", "__iadd__": "add_", "_
                      "__rand__": "bitwise_and", "__ror__": "bitwise_or", "__rxor__": "bitwise_xor", "__ne__": "ne",
                      "__lt__": "lt", "__le__": "le", "__gt__": "gt", "__ge__": "ge", "__neg__": "neg",
                      "__pos__": "positive", "__abs__": "abs", "__str__": "__repr__"}
-_NOT_OVERRIDABLE = {"as_subclass"}
+# (``grad``: the default returns it unconverted, and its non-leaf warning names the caller's line)
+_NOT_OVERRIDABLE = {"as_subclass", "grad"}
 _ATOMS = (int, float, bool, str, type(None))
 _PLAIN = set(_ATOMS)  # and Tensor: the argument types a wrapper looks no further into
 
