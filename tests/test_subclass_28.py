@@ -3,6 +3,7 @@
 a tensor-like type (torch's ``ScalarTensor`` example), ``torch._C.DisableTorchFunction[Subclass]``
 and ``torch.overrides`` (https://pytorch.org/docs/stable/notes/extending.html)."""
 import functools
+import pickle
 
 import pytest
 import torch
@@ -187,3 +188,19 @@ def _results_of_a_plain_subclass(lib):
 
 def test_results_of_a_plain_subclass_as_torch():
     assert _results_of_a_plain_subclass(ember) == _results_of_a_plain_subclass(torch)
+
+
+def _pickled(lib):
+    global Tagged  # (pickle finds the class by its module and name)
+
+    class Tagged(lib.Tensor):
+        pass
+
+    s = lib.tensor([1.0, 2.0]).as_subclass(Tagged)
+    s.tag = "kept"
+    loaded = pickle.loads(pickle.dumps(s))
+    return type(loaded).__name__, loaded.tag, loaded.tolist()
+
+
+def test_a_pickled_subclass_keeps_its_class_and_attributes():
+    assert _pickled(ember) == _pickled(torch)

@@ -234,7 +234,7 @@ class Tensor(TensorSubclassing, TensorAutograd, TensorConversions):
         return _shared.is_shared(self._data)
 
     def __reduce_ex__(self, protocol):
-        return (_rebuild, (type(self), self._data, self.requires_grad))
+        return (_rebuild, (type(self), self._data, self.requires_grad), getattr(self, "__dict__", None) or None)
 
     def __deepcopy__(self, memo):
         if not self.is_leaf:
