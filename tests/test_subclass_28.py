@@ -154,11 +154,11 @@ def _scalar_tensor(lib):
 
     d = ScalarTensor(3, 2)
     out = [lib.mean(d), lib.add(d, d)._value, lib.add(d, lib.ones(3)).tolist()]
-    for call in (lambda: lib.max(d), lambda: lib.nn.functional.relu(d)):
+    for call in (lambda: lib.max(d), lambda: lib.nn.functional.relu(d), lambda: lib.ones(3) + d):
         with pytest.raises(TypeError) as error:
             call()
         out.append(str(error.value).replace("__main__.", "").replace(__name__ + ".", ""))
-    out.append(overrides.has_torch_function((d,)))
+    out += [overrides.has_torch_function((d,)), lib.ones(3) == d]
     return out
 
 

@@ -32,14 +32,15 @@ _NAMESPACES = ("ember", "ember.nn.functional", "ember.special", "ember.linalg", 
 _PUBLIC_PATHS = {"ember": "torch", "ember.nn.functional": "torch.nn.functional", "ember.special": "torch.special",
                  "ember.linalg": "torch.linalg", "ember.fft": "torch.fft"}
 # The Tensor dunders torch hands to ``__torch_function__`` (besides every public method and property).
-_DUNDERS = {"__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__truediv__", "__rtruediv__",
-            "__floordiv__", "__rfloordiv__", "__mod__", "__rmod__", "__pow__", "__rpow__", "__matmul__",
-            "__rmatmul__", "__and__", "__rand__", "__or__", "__ror__", "__xor__", "__rxor__", "__lshift__",
-            "__rlshift__", "__rshift__", "__rrshift__", "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__",
-            "__neg__", "__pos__", "__abs__", "__invert__", "__getitem__", "__setitem__", "__iadd__", "__isub__",
-            "__imul__", "__itruediv__", "__ifloordiv__", "__imod__", "__ipow__", "__iand__", "__ior__", "__ixor__",
-            "__ilshift__", "__irshift__", "__repr__", "__str__", "__format__", "__len__", "__reversed__",
-            "__contains__", "__float__", "__int__", "__index__", "__bool__", "__complex__", "__array__"}
+# The binary operators: where every handler declines, they give NotImplemented, so that Python
+# tries the other operand and raises its "unsupported operand type(s)" TypeError, as torch's.
+_BINARY = {f"__{form}{op}__" for op in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and",
+                                        "or", "xor", "lshift", "rshift") for form in ("", "r", "i")} | \
+    {"__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__"}
+# The Tensor dunders torch hands to ``__torch_function__`` (besides every public method and property).
+_DUNDERS = _BINARY | {"__neg__", "__pos__", "__abs__", "__invert__", "__getitem__", "__setitem__", "__repr__",
+                      "__str__", "__format__", "__len__", "__reversed__", "__contains__", "__float__", "__int__",
+                      "__index__", "__bool__", "__complex__", "__array__"}
 # The operators torch hands over as the method they run (``s + 1`` as ``Tensor.add``).
 _OPERATOR_METHODS = {"__add__": "add", "__radd__": "add", "__iadd__": "add_", "__sub__": "sub", "__isub__": "sub_",
                      "__mul__": "mul", "__rmul__": "mul", "__imul__": "mul_", "__truediv__": "div",
@@ -160,11 +161,10 @@ def handle_torch_function(public_api, relevant_args, *args, **kwargs):
         TypeError: every handler returned ``NotImplemented`` (torch's words).
     """
     overloaded = _overloaded_args(tuple(relevant_args))
+    result = _first_handled(public_api, overloaded, args, kwargs)
+    if result is not NotImplemented:
+        return result
     kinds = tuple(type(a) for a in overloaded)
-    for arg in overloaded:
-        result = type(arg).__torch_function__(public_api, kinds, args, kwargs)
-        if result is not NotImplemented:
-            return result
     name = _public_name(public_api)
     if name.startswith("torch.nn.functional."):
         raise TypeError(f"no implementation found for '{name}' on types that implement "
@@ -173,6 +173,15 @@ def handle_torch_function(public_api, relevant_args, *args, **kwargs):
     raise TypeError(f"Multiple dispatch failed for '{name}'; all __torch_function__ handlers returned "
                     f"NotImplemented:\n\n{listed}\nFor more information, try re-running with "
                     "TORCH_LOGS=not_implemented")
+
+
+def _first_handled(public_api, overloaded, args, kwargs):
+    kinds = tuple(type(a) for a in overloaded)
+    for arg in overloaded:
+        result = type(arg).__torch_function__(public_api, kinds, args, kwargs)
+        if result is not NotImplemented:
+            return result
+    return NotImplemented
 
 
 class Overridable:
@@ -218,24 +227,30 @@ def _method(function, name):
     """Tensor's method ``function`` as :class:`Overridable` does, as a function (so that it binds
     as a method at C speed) called ``name``; ``func`` is the method in its ``public`` attribute
     (itself, or the method torch hands over for an operator)."""
+    binary = name in _BINARY
+
     def call(*args, **kwargs):
         for a in args:
             if type(a) not in _PLAIN:
-                return _dispatch(call.public, function, args, kwargs)
+                return _dispatch(call.public, function, args, kwargs, binary)
         if kwargs:
             for a in kwargs.values():
                 if type(a) not in _PLAIN:
-                    return _dispatch(call.public, function, args, kwargs)
+                    return _dispatch(call.public, function, args, kwargs, binary)
         return function(*args, **kwargs)
     functools.update_wrapper(call, function)
     call.__name__, call.public = name, call
     return call
 
 
-def _dispatch(public, function, args, kwargs):
+def _dispatch(public, function, args, kwargs, binary=False):
     values = args + tuple(kwargs.values()) if kwargs else args
-    if not _STATE.disabled and _overloaded_args(values):
-        return handle_torch_function(public, values, *args, **kwargs)
+    if not _STATE.disabled:
+        overloaded = _overloaded_args(values)
+        if overloaded:
+            if binary:  # (NotImplemented where every handler declines: Python's operator protocol)
+                return _first_handled(public, overloaded, args, kwargs)
+            return handle_torch_function(public, values, *args, **kwargs)
     return function(*args, **kwargs)
 
 
