@@ -19,12 +19,13 @@ from ._print import tensor_repr
 from ._size import Size
 from ._tensor_autograd import TensorAutograd
 from ._tensor_conversions import TensorConversions
+from ._tensor_subclass import TensorSubclassing
 
 __all__ = ["Tensor"]
 
 
 @_core.tensor_class
-class Tensor(TensorAutograd, TensorConversions):
+class Tensor(TensorSubclassing, TensorAutograd, TensorConversions):
     """A multi-dimensional array with autograd (https://pytorch.org/docs/stable/tensors.html).
 
     Construct tensors with :func:`ember.tensor` and the creation functions; ``Tensor(data)``
@@ -233,7 +234,7 @@ class Tensor(TensorAutograd, TensorConversions):
         return _shared.is_shared(self._data)
 
     def __reduce_ex__(self, protocol):
-        return (_rebuild, (type(self), self._data, self.requires_grad))
+        return (_rebuild, (type(self), self._data, self.requires_grad), getattr(self, "__dict__", None) or None)
 
     def __deepcopy__(self, memo):
         if not self.is_leaf:
@@ -568,8 +569,7 @@ _PROPERTIES = {
     "H": _complex.conj_transpose,
     "mT": _matrix_transpose,
     "mH": lambda self: _complex.conj(_matrix_transpose(self)),
-    "real": _complex.real, "imag": _complex.imag,
-    "is_xpu": lambda self: False,
+    "real": _complex.real, "imag": _complex.imag, "is_xpu": lambda self: False,
 }
 
 for _name, _function in {**_METHODS, **_tensor_extras.METHODS}.items():
