@@ -314,7 +314,7 @@ def _vector_parts(t, sfx, lanes, dtype):
     maxima = [f"    typedef {t} vt __attribute__((vector_size({size}), aligned({dtype.itemsize})));",
               f"    typedef {it} vb __attribute__((vector_size({size}), aligned({dtype.itemsize})));",
               "    const vt lowest = (vt){0} - INFINITY;",
-              f"    vt mv = lowest; vb bad = (vb){{0}};",
+              "    vt mv = lowest; vb bad = (vb){0};",
               f"    for (long v = 0; v < jn; v += {lanes}) {{",
               "        const vt x = *(const vt*)(y + v);",
               f"        const vb keep = (vb){{{iota}}} + ({it})v <= ({it})i, more = x > mv;",
