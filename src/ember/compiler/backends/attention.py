@@ -328,7 +328,7 @@ def _vector_parts(t, sfx, lanes, dtype):
             f"    for (long v = 0; v < jn; v += {lanes}) {{",
             f"        {t}* restrict yv = y + v;",
             "        #pragma GCC ivdep",
-            f"        for (int l = 0; l < {lanes}; l++) {{ {t} e = em_exp{sfx}(yv[l] - m); e = v + l <= i ? e : 0; "
+            f"        for (int l = 0; l < {lanes}; l++) {{ {t} e = em_exp{sfx}(yv[l] - m); e = (int)v + l <= (int)i ? e : 0; "
             "yv[l] = e; lane[l] += e; }",
             "    }",
             f"    {t} s = lane[0];",
