@@ -100,8 +100,9 @@ def test_the_docstring_walk_finds_the_public_surface(monkeypatch):
     """The walk above can fail: it reaches functions, Tensor methods, modules, optimizers and
     the methods of classes, in every public module; a callable without a docstring is missing."""
     found = _public_callables()
+    # (Tensor.backward: ember._tensor:Tensor.backward once overrides are on, importing ember.overrides)
     assert {"ember._ops.pointwise_binary:add", "ember.nn.functional.conv:conv2d", "ember.linalg.factorizations:svd",
-            "ember._ops.special:xlog1py", "ember._tensor_autograd:TensorAutograd.backward",
+            "ember._ops.special:xlog1py", _key(ember.Tensor.backward, "backward"),
             "ember.nn.modules.linear:Linear", "ember.optim.adam:Adam", "ember.nn.modules.module:Module.buffers",
             "ember.distributions.normal:Normal", "ember.utils.data.dataloader:DataLoader"} <= set(found)
     assert len(found) > 2000

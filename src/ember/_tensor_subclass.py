@@ -51,6 +51,8 @@ _OPERATOR_METHODS = {"__add__": "add", "__radd__": "add", "__iadd__": "add_", "_
                      "__pos__": "positive", "__abs__": "abs", "__str__": "__repr__"}
 # (``grad``: the default returns it unconverted, and its non-leaf warning names the caller's line)
 _NOT_OVERRIDABLE = {"as_subclass", "grad"}
+# The seeding functions, which torch never hands over (``torch.manual_seed is torch.random.manual_seed``)
+_NOT_WRAPPED = {"manual_seed", "seed", "initial_seed", "get_rng_state", "set_rng_state"}
 _ATOMS = (int, float, bool, str, type(None))
 _PLAIN = set(_ATOMS)  # and Tensor: the argument types a wrapper looks no further into
 
@@ -239,7 +241,9 @@ def _method(function, name):
                     return _dispatch(call.public, function, args, kwargs, binary)
         return function(*args, **kwargs)
     functools.update_wrapper(call, function)
-    call.__name__, call.public = name, call
+    # named as Tensor's attribute, so that pickle finds it there (``pickle.dumps(Tensor.view)``)
+    call.__name__, call.public, call.__module__ = name, call, _TENSOR[0].__module__
+    call.__qualname__ = f"{_TENSOR[0].__qualname__}.{name}"
     return call
 
 
@@ -295,7 +299,8 @@ def wrap_namespace(module):
     if not _ON:
         return
     for name, value in list(vars(module).items()):
-        if (not name.startswith("_") or name == "_assert") and isinstance(value, types.FunctionType):
+        if (not name.startswith("_") or name == "_assert") and isinstance(value, types.FunctionType) \
+                and name not in _NOT_WRAPPED:
             if value not in _WRAPPERS:  # one wrapper per function: its names in all namespaces stay one object
                 _WRAPPERS[value] = Overridable(value)
             setattr(module, name, _WRAPPERS[value])
