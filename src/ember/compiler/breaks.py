@@ -8,6 +8,7 @@ Tensor"), so the statement reading it runs eagerly.
 """
 from .._backend.sparse import SparseCOO
 from .._tensor import Tensor
+from .._tensor_subclass import enabled as _overrides_on, has_torch_function
 
 __all__ = ["VALUE_METHODS", "SPARSE", "GRAPH_BREAK", "sparse_argument"]
 
@@ -39,3 +40,11 @@ def sparse_argument(args, kwargs):
         if type(a) is Tensor and type(a._data) is SparseCOO:
             return True
     return False
+
+
+def eager_argument(args, kwargs):
+    """Whether the call runs eagerly: a sparse tensor argument (:func:`sparse_argument`), or an
+    argument whose type overrides ``__torch_function__`` (a Tensor subclass: the graphs are
+    captured and guarded for plain Tensors, so such a call runs as eager, its results the
+    subclass's; torch's dynamo traces through the override, to the same results)."""
+    return sparse_argument(args, kwargs) or _overrides_on() and has_torch_function((*args, *kwargs.values()))

@@ -32,7 +32,7 @@ from .config_module import ConfigPatch
 from .dynamic import capture_dynamic, marks as _marks, verify
 from .dynamic_ints import float_capture, int_symbols, static_ints
 from .traced_floats import fill_floats, has_returned_floats, float_guards, float_inputs, float_positions, returned_floats
-from .breaks import SPARSE, sparse_argument as _sparse_argument
+from .breaks import SPARSE, eager_argument as _eager_argument, sparse_argument as _sparse_argument
 from .exc import FailOnRecompileLimitHit, Unsupported
 from ..fx.experimental import dynamic_spec as _dynamic_spec  # imports this package back: read late
 from .guards import World, bind, first_difference, holds, read_groups, snapshot, with_patterns
@@ -254,7 +254,7 @@ class _CompiledFunction:
 
     def __call__(self, *args, **kwargs):
         fn, (args, kwargs) = self._fn, self._binder.bound(args, kwargs)
-        if _stance[0] == "force_eager" or _core.OBSERVERS and is_compiling() or _sparse_argument(args, kwargs):
+        if _stance[0] == "force_eager" or _core.OBSERVERS and is_compiling() or _eager_argument(args, kwargs):
             if self._fullgraph and _stance[0] != "force_eager" and _sparse_argument(args, kwargs):
                 raise Unsupported(f"graph break (fullgraph=True): {SPARSE}")  # (torch's dynamo: the same)
             return fn(*args, **kwargs)

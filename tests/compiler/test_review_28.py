@@ -1,0 +1,35 @@
+"""ember.compile on calls with a Tensor subclass argument (``__torch_function__`` overriding),
+against torch 2.13: each call's result has eager's type and values whichever argument is the
+subclass (the graph of ``f(s, x)`` was replayed for ``f(x, s)`` and ``f(s, s)``, its result a plain
+Tensor; torch's compiled ``f(x, s)`` gives the subclass, as its eager call)."""
+import torch
+
+import ember
+
+
+def _overriding(lib):
+    class Overriding(lib.Tensor):
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            return super().__torch_function__(func, types, args, kwargs or {})
+    return Overriding
+
+
+def _f(lib):
+    def f(a, b):
+        return lib.add(a, b) * 2
+    return f
+
+
+def test_compiled_calls_with_a_subclass_argument_give_eager_s_types():
+    compiled, f, want_f = ember.compile(_f(ember)), _f(ember), _f(torch)
+    sub, want_sub = _overriding(ember), _overriding(torch)
+    x, t = ember.tensor([1.0, -2.0]), torch.tensor([1.0, -2.0])
+    s, u = x.as_subclass(sub), t.as_subclass(want_sub)
+    got_types = []
+    for (a, b), (c, d) in zip([(s, x), (x, x), (x, s), (s, s), (x, x)], [(u, t), (t, t), (t, u), (u, u), (t, t)]):
+        got, want = compiled(a, b), want_f(c, d)
+        assert got.tolist() == want.tolist() == f(a, b).tolist()
+        got_types.append(type(got) is sub)
+        assert (type(got) is sub) == (type(want) is want_sub)
+    assert got_types == [True, False, True, True, False]
