@@ -37,9 +37,16 @@ def _seeded():
     ember.manual_seed(0)
     np.random.seed(0)
     if "torch" in sys.modules:
+        torch = sys.modules["torch"]
         # the CPU generator is all torch.manual_seed seeds here; it also queues a CUDA seed with
         # a formatted stack trace (~1 ms a test, 17k tests)
-        sys.modules["torch"].default_generator.manual_seed(0)
+        torch.default_generator.manual_seed(0)
+        if torch.get_num_threads() != 1:
+            # ember.set_num_threads limits every thread pool threadpoolctl finds, torch's OpenMP
+            # included: a test that set and restored ember's count left torch's at 2
+            # (test_blas_threads, test_fft, test_top_level_names), so the tests after it ran torch
+            # otherwise than alone (its parallel sums, its spinning pool on a busy machine)
+            torch.set_num_threads(1)
 
 
 def pytest_collection_finish(session):
