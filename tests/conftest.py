@@ -29,6 +29,17 @@ import pytest
 
 import ember
 
+try:  # property tests (test_text.py): the same examples every run, and no per-example deadline
+    # (200 ms by default, which a busy machine or a full run's garbage collection can overrun: one
+    # slow example, fast when Hypothesis ran it again, is its FlakyFailure)
+    from hypothesis import HealthCheck, settings
+
+    settings.register_profile("ember-tests", deadline=None, derandomize=True,
+                              suppress_health_check=[HealthCheck.too_slow])
+    settings.load_profile("ember-tests")
+except ImportError:
+    pass
+
 
 @pytest.fixture(autouse=True)
 def _seeded():
