@@ -41,7 +41,9 @@ LAYERS = [
      "ember.hub",  # torch.hub: checkpoint files by URL, read by serialization
      "ember.utils", "ember.amp", "ember.cuda.amp", "ember.cpu", "ember.onnx",  # mixed precision: beside optim
      "ember.testing"],  # torch.testing: helpers for tests, on the public tensor API
-    ["ember._tensor", "ember._tensor_autograd", "ember._tensor_conversions", "ember._tensor_extras", "ember.storage", "ember._ops",
+    ["ember._tensor", "ember._tensor_autograd", "ember._tensor_conversions", "ember._tensor_extras",
+     "ember._tensor_subclass",  # Tensor subclasses and __torch_function__ (torch.overrides), beside Tensor
+     "ember.storage", "ember._ops",
      "ember.autograd",
      "ember.autograd.engine",
      # the ops' public functions, creation, randomness and printing sit with Tensor and _ops

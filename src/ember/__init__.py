@@ -307,7 +307,7 @@ def __getattr__(name):
     if name in ("nn", "optim", "utils", "datasets", "milestones", "text", "vision", "ao", "profiler",
                 "compiler", "_dynamo", "_inductor", "_functorch", "_logging", "_higher_order_ops", "amp", "onnx", "distributed", "course", "fx", "export", "testing",
                 "multiprocessing", "distributions", "func", "serialization", "hub", "cpu", "jit", "random",
-                "quasirandom", "signal"):
+                "quasirandom", "signal", "overrides", "_C"):
         return importlib.import_module(f"{__name__}.{name}")
     if name in ("cond", "switch", "while_loop"):
         return getattr(importlib.import_module(f"{__name__}._higher_order_ops"), name)

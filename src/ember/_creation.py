@@ -19,6 +19,7 @@ from ._backend.meta import MetaArray, NO_DATA, meta_array
 from ._device import check_device, device as _device_cls, device_type
 from ._meta import placed, to_meta
 from ._ops.core import Op, apply
+from ._ops.outs import factory_out
 from ._ops.refusals import refuse_unsigned
 from ._python_ints import LONG_LONG, check_fits, first_sizes, is_sequence, listed, refuse_first_elements, refuse_ragged, unsigned64
 from ._tensor import Tensor
@@ -449,21 +450,19 @@ def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False
     return _in_format(out, input, memory_format, "full_like")
 
 
+@factory_out("aten::arange", warn_count=True)
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False, out=None):
     """Values ``start, start + step, ...`` below ``end``; int64 when all bounds are integers,
     else the default float. RuntimeError for a zero step or a step of the wrong sign."""
     check_device(device)
-    if end is None:
-        start, end = 0, start
-    vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
-    start, end, step = vals
+    start, end = (0, start) if end is None else (start, end)
+    start, end, step = vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
     if step == 0:
         raise RuntimeError("step must be nonzero")
     if (end - start) * step < 0:
         raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     if dtype is None:
-        integral = all(_integral(v) for v in vals)
-        dtype = _dtype.int64 if integral else _dtype.get_default_dtype()
+        dtype = _dtype.int64 if all(_integral(v) for v in vals) else _dtype.get_default_dtype()
     refuse_unsigned("arange_cpu", dtype)
     if not dtype.is_floating_point and all(_integral(v) for v in vals):
         return _finish(np.arange(start, end, step, dtype=dtype.np), requires_grad)
@@ -471,13 +470,13 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     return _finish((start + np.arange(n, dtype=np.float64) * step).astype(dtype.np), requires_grad)
 
 
+@factory_out("aten::range", deprecation="torch.range is deprecated and will be removed in a future release because "
+             "its behavior is inconsistent with Python's range builtin. Instead, use torch.arange, which produces "
+             "values in [start, end).")
 def range_inclusive(start, end, step=1, *, dtype=None, device=None, requires_grad=False, out=None):
     """``start, start + step, ...`` up to and including ``end``, in the default float dtype
     unless given; deprecated in PyTorch for ``arange`` (which stops before ``end``), with its
     warning (https://pytorch.org/docs/stable/generated/torch.range.html)."""
-    warnings.warn("torch.range is deprecated and will be removed in a future release because its behavior "
-                  "is inconsistent with Python's range builtin. Instead, use torch.arange, which produces "
-                  "values in [start, end).", UserWarning, stacklevel=2)
     if step == 0:
         raise RuntimeError("step must be nonzero")
     dtype = dtype or _dtype.get_default_dtype()

@@ -10,12 +10,14 @@ from ._creation import _SCALAR_TYPE, _finish, _np, _overflow, real_if_fits
 from ._device import check_device
 from ._meta import placed
 from ._ops.core import _type_name
+from ._ops.outs import factory_out
 from ._ops.refusals import refuse_unsigned
 from ._tensor import Tensor
 
 __all__ = ["linspace", "logspace"]
 
 
+@factory_out("aten::linspace")
 def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False, out=None):
     """``steps`` evenly spaced values from ``start`` to ``end`` inclusive (numbers or 0-d
     tensors); a complex ``start`` or ``end`` gives the default complex dtype. RuntimeError

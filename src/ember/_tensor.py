@@ -19,12 +19,13 @@ from ._print import tensor_repr
 from ._size import Size
 from ._tensor_autograd import TensorAutograd
 from ._tensor_conversions import TensorConversions
+from ._tensor_subclass import TensorSubclassing
 
 __all__ = ["Tensor"]
 
 
 @_core.tensor_class
-class Tensor(TensorAutograd, TensorConversions):
+class Tensor(TensorSubclassing, TensorAutograd, TensorConversions):
     """A multi-dimensional array with autograd (https://pytorch.org/docs/stable/tensors.html).
 
     Construct tensors with :func:`ember.tensor` and the creation functions; ``Tensor(data)``
@@ -233,7 +234,7 @@ class Tensor(TensorAutograd, TensorConversions):
         return _shared.is_shared(self._data)
 
     def __reduce_ex__(self, protocol):
-        return (_rebuild, (type(self), self._data, self.requires_grad))
+        return (_rebuild, (type(self), self._data, self.requires_grad), getattr(self, "__dict__", None) or None)
 
     def __deepcopy__(self, memo):
         if not self.is_leaf:
@@ -291,8 +292,7 @@ from ._ops import positions as _positions  # noqa: E402
 from ._ops import pointwise_unary as _unary  # noqa: E402
 from ._ops import reduce as _reduce  # noqa: E402
 from ._ops import shape as _shape, variance as _variance  # noqa: E402
-from ._ops import softmax as _softmax  # noqa: E402
-from ._ops import sort as _sort  # noqa: E402
+from ._ops import parser as _parser, softmax as _softmax, sort as _sort  # noqa: E402
 from ._ops import numeric as _numeric  # noqa: E402
 from ._ops import special as _special  # noqa: E402
 from ._ops import scan as _scan  # noqa: E402
@@ -405,8 +405,8 @@ _METHODS = {
                         "``torch.tile(self, dims)``: repeated ``dims`` times along each dim (ints or one sequence)."),
     "narrow": _join.narrow, "select": _join.select, "split": _splits.split, "chunk": _splits.chunk,
     "tensor_split": _join.tensor_split, "unbind": _splits.unbind, "flip": _documented(
-        lambda self, *dims, **kw: _join.flip.method(self, dims[0] if len(dims) == 1 else kw["dims"] if "dims" in kw
-                                             else _shape_arg(dims, ("flip", "dims"))),
+        lambda self, *dims, **kw: _join.flip.method(self, dims[0] if len(dims) == 1 else kw.pop("dims") if "dims" in kw
+                                             else _shape_arg(dims, ("flip", "dims")), **kw),
         "``torch.flip(self, dims)``: the elements in reverse order along ``dims`` (ints or one sequence)."),
     "fliplr": _join.fliplr, "flipud": _join.flipud, "roll": _join.roll, "tril": _join.tril,
     "triu": _join.triu, "diagonal": _join.diagonal, "diagonal_scatter": _join.diagonal_scatter,
@@ -555,8 +555,7 @@ _OPERATORS = {  # (add, mul... past the argument parser's wrapper, _ops/parser.p
     "__rlshift__": _reflected(_compare.bitwise_left_shift),
     "__rshift__": _compare.bitwise_right_shift,
     "__rrshift__": _reflected(_compare.bitwise_right_shift),
-    "__eq__": _compare.eq.__wrapped__, "__ne__": _compare.ne, "__lt__": _compare.lt, "__le__": _compare.le,
-    "__gt__": _compare.gt, "__ge__": _compare.ge,
+    **{f"__{n}__": _compare.operator_form(getattr(_compare, n).__wrapped__) for n in ("eq", "ne", "lt", "le", "gt", "ge")},
     "__neg__": _unary.neg, "__pos__": lambda self: self, "__abs__": _unary.abs, "__invert__": _invert,
     "__getitem__": _indexing.getitem, "__setitem__": _indexing.setitem,
     "__iadd__": "add_", "__isub__": "sub_", "__imul__": "mul_", "__itruediv__": "div_",
@@ -570,12 +569,11 @@ _PROPERTIES = {
     "H": _complex.conj_transpose,
     "mT": _matrix_transpose,
     "mH": lambda self: _complex.conj(_matrix_transpose(self)),
-    "real": _complex.real, "imag": _complex.imag,
-    "is_xpu": lambda self: False,
+    "real": _complex.real, "imag": _complex.imag, "is_xpu": lambda self: False,
 }
 
 for _name, _function in {**_METHODS, **_tensor_extras.METHODS}.items():
-    setattr(Tensor, _name, getattr(_function, "method", _function))
+    setattr(Tensor, _name, _parser.method_form(_name, _function))
 for _name, _function in {**_IN_PLACE, **_tensor_extras.IN_PLACE}.items():
     setattr(Tensor, _name, _inplace.inplace(_function))
 for _name, _function in _IN_PLACE_ONLY.items():

@@ -51,6 +51,11 @@ def _sync():
     barrier = getattr(_LOCAL, "barrier", None)  # (the recording call of a thread: both are inside theirs)
     if barrier is not None:
         barrier.wait()
+        # (its two waits are the recording's: a callable backend's first call runs the split function
+        # again, where one waiting would be alone if the other thread's recording saw a side effect)
+        _LOCAL.waits = getattr(_LOCAL, "waits", 0) + 1
+        if _LOCAL.waits == 2:
+            _LOCAL.barrier, _LOCAL.waits = None, 0
 
 
 def _counts(fn, args, together=False):

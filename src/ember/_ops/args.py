@@ -13,15 +13,15 @@ import os
 import sys
 import warnings
 
-from .. import _dtype, _memory
-from .._backend import namespace
+from .. import _dtype
 from .._creation import tensor
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.grad_mode import STATE
 from .core import write_into
+from .outs import resize_out
 
 __all__ = ["tensor_arg", "tensor_args", "tensor_input", "invalid_combination", "ALL_DIMS", "int_dim",
-           "stable_by_keyword", "dims_arg", "dtype_arg", "shape_arg", "product", "with_out", "c_type_name",
+           "stable_by_keyword", "dims_arg", "dtype_arg", "shape_arg", "product", "with_out", "resize_out", "c_type_name",
            "values_indices", "result_type"]
 
 
@@ -141,9 +141,7 @@ def with_out(result, out, name=None):
     if STATE.enabled and (result.requires_grad or out.requires_grad):
         raise RuntimeError(f"{name or sys._getframe(1).f_code.co_name}(): functions with out=... arguments don't support "
                            f"automatic differentiation, but one of the arguments requires grad.")
-    if tuple(out.shape) != tuple(result.shape):
-        out._data = namespace(out._data).empty(result.shape, out._data.dtype)
-        _memory.track(out._data)
+    resize_out(out, result.shape)
     write_into(out, result)
     return out
 

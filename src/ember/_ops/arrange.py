@@ -15,6 +15,7 @@ from .._tensor import Tensor, _wrap_dim
 from .args import with_out
 from .indexing import index_select
 from .join import cat, flip, non_empty, stack
+from .parser import parsed
 from .reduce import cumprod
 from .shape import reshape, transpose
 
@@ -60,11 +61,13 @@ atleast_3d.__doc__ = """Each tensor with at least 3 dims: (n,) becomes (1, n, 1)
 (m, n, 1), a 0-d one (1, 1, 1)."""
 
 
+@parsed
 def dstack(tensors, *, out=None):
     """The tensors joined along their third dim after :func:`atleast_3d` (dtypes promote)."""
     return cat([atleast_3d(t) for t in non_empty("dstack", tensors)], 2, out=out)
 
 
+@parsed
 def column_stack(tensors, *, out=None):
     """The tensors joined as columns: 0-d and 1-d tensors of ``n`` elements become (n, 1)
     columns, the others are joined along dim 1 as they are."""

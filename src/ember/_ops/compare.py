@@ -5,6 +5,7 @@ is one row made by :func:`predicate`: a name, a kernel and the dtype rule. The P
 page of each is ``https://pytorch.org/docs/stable/generated/torch.<name>.html``.
 """
 import builtins
+import numbers
 import operator
 import sys
 
@@ -12,6 +13,7 @@ import numpy as np
 
 from .args import tensor_args, tensor_input, with_out
 from .. import _dtype
+from .._tensor import Tensor
 from .._backend import is_floating as _is_floating, kernel as _kernel, namespace
 from .core import _NAMES, Op, apply, elementwise_rule
 from .parser import parsed
@@ -45,64 +47,94 @@ def _integral_only(kernel, kernel_name):
 
 
 # ---- comparisons (broadcasting, after type promotion) -------------------------------------------
+_OPERANDS = (Tensor, numbers.Number, np.bool_, np.ndarray)  # (a str, None, a list: torch's TypeError)
+_COMMON = {Tensor, int, float, bool}  # (checked first: an ABC's isinstance costs a few hundred ns)
+
+
+def _comparable(name, input, other):
+    """TypeError unless ``input`` is a Tensor and ``other`` a Tensor or a number (the parser
+    wrapping each comparison words it as torch's)."""
+    tensor_input(name, input, other)
+    if type(other) not in _COMMON and not isinstance(other, _OPERANDS):
+        raise TypeError(f"{name}(): 'other' must be a Tensor or a number, not {type(other).__name__}")
+
+
+def operator_form(comparison):
+    """``Tensor.__eq__`` and the other comparison operators: NotImplemented for an operand torch's
+    comparisons refuse, so that Python answers ``x == 'a'`` with False and ``x < 'a'`` with its
+    TypeError, as for torch's tensors."""
+    def compare(self, other):
+        if type(other) in _COMMON or isinstance(other, _OPERANDS):
+            return comparison(self, other)
+        return NotImplemented
+    compare.__name__ = compare.__qualname__ = comparison.__name__
+    compare.__doc__ = comparison.__doc__
+    return compare
+
+
 @parsed
 def eq(input, other, *, out=None):
     """``input == other`` elementwise, as bool; TypeError when ``input`` is a number."""
-    tensor_input("eq", input, other)
+    _comparable("eq", input, other)
     return with_out(apply(Eq, input, other), out)
 
 
 Eq = predicate("Eq", operator.eq)
 
 
+@parsed
 def ne(input, other, *, out=None):
     """``input != other`` elementwise, as bool; TypeError when ``input`` is a number."""
-    tensor_input("ne", input, other)
+    _comparable("ne", input, other)
     return with_out(apply(Ne, input, other), out)
 
 
 Ne = predicate("Ne", operator.ne)
-not_equal = ne
+not_equal = parsed(ne.__wrapped__, "not_equal")
 
 
+@parsed
 def lt(input, other, *, out=None):
     """``input < other`` elementwise, as bool; TypeError when ``input`` is a number."""
-    tensor_input("lt", input, other)
+    _comparable("lt", input, other)
     return with_out(apply(Lt, input, other), out)
 
 
 Lt = predicate("Lt", operator.lt, complex_error=(NotImplementedError, "\"lt_cpu\" not implemented for '{T}'"))
-less = lt
+less = parsed(lt.__wrapped__, "less")
 
 
+@parsed
 def le(input, other, *, out=None):
     """``input <= other`` elementwise, as bool; TypeError when ``input`` is a number."""
-    tensor_input("le", input, other)
+    _comparable("le", input, other)
     return with_out(apply(Le, input, other), out)
 
 
 Le = predicate("Le", operator.le, complex_error=(NotImplementedError, "\"le_cpu\" not implemented for '{T}'"))
-less_equal = le
+less_equal = parsed(le.__wrapped__, "less_equal")
 
 
+@parsed
 def gt(input, other, *, out=None):
     """``input > other`` elementwise, as bool; TypeError when ``input`` is a number."""
-    tensor_input("gt", input, other)
+    _comparable("gt", input, other)
     return with_out(apply(Gt, input, other), out)
 
 
 Gt = predicate("Gt", operator.gt, complex_error=(NotImplementedError, "\"gt_cpu\" not implemented for '{T}'"))
-greater = gt
+greater = parsed(gt.__wrapped__, "greater")
 
 
+@parsed
 def ge(input, other, *, out=None):
     """``input >= other`` elementwise, as bool; TypeError when ``input`` is a number."""
-    tensor_input("ge", input, other)
+    _comparable("ge", input, other)
     return with_out(apply(Ge, input, other), out)
 
 
 Ge = predicate("Ge", operator.ge, complex_error=(NotImplementedError, "\"ge_cpu\" not implemented for '{T}'"))
-greater_equal = ge
+greater_equal = parsed(ge.__wrapped__, "greater_equal")
 
 
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):

@@ -8,7 +8,7 @@ from .. import _dtype
 from .._backend import dense, namespace
 from .._result_layout import joined
 from .._tensor import Tensor, _wrap_dim
-from .args import dims_arg, numpy_names, shape_arg, with_out
+from .args import dims_arg, numpy_names, resize_out, shape_arg, with_out
 from .core import Op, _type_name, apply, like_input, named, result_dtype
 from .indexing import Slice
 from .shape import Clone, expand, reshape
@@ -86,7 +86,9 @@ def cat(tensors, dim=0, *, out=None):
     if out is not None:
         if not _dtype.can_cast(_dtype.result_type(*tensors), out.dtype):
             raise TypeError(f"torch.cat(): input types can't be cast to the desired output type {_type_name(out.dtype)}")
-        _apart(out, tensors)
+        shape = list(ref_shape)
+        shape[d] = builtins.sum(t._data.shape[d] for t in parts)
+        _apart(out, tensors, shape)
     if len(parts) == 1:  # a copy, whose node is torch's all the same
         return with_out(named(parts[0].clone(), "CatBackward0"), out)
     return with_out(apply(Cat, *parts, dim=d), out)
@@ -144,6 +146,10 @@ def _stack_out(out, tensors, shape, d):
     or sharing memory with one (:func:`_apart`)."""
     if not _dtype.can_cast(_dtype.result_type(*tensors), out.dtype):
         raise TypeError(f"torch.cat(): input types can't be cast to the desired output type {_type_name(out.dtype)}")
+    overlapping = _overlapping(out, tensors)
+    resize_out(out, shape[:d] + (len(tensors),) + shape[d:])
+    if all(t is out for t in tensors):  # (torch's cat of the resized inputs resizes it again)
+        resize_out(out, tuple(out.shape)[:d] + (len(tensors),) + tuple(out.shape)[d:])
     if any(t is out for t in tensors) and any(t is not out for t in tensors):
         if out is not tensors[0]:
             raise RuntimeError(f"Tensors must have same number of dimensions: got {len(shape)} and {len(shape) + 1}")
@@ -151,7 +157,7 @@ def _stack_out(out, tensors, shape, d):
         result.insert(d, len(tensors))
         raise RuntimeError(f"stack expects each tensor to be equal size, but got {result} at "
                            f"entry 0 and {list(shape)} at entry {i}")
-    _apart(out, tensors)
+    _apart(out, tensors, overlapping=overlapping)
 
 
 def _tensor_list(tensors, name=None):
@@ -163,15 +169,22 @@ def _tensor_list(tensors, name=None):
                     if name else "tensors")
 
 
-def _apart(out, tensors):
+def _apart(out, tensors, shape=None, overlapping=None):
     """RuntimeError, as torch's, where the ``out=`` tensor shares memory with one of ``tensors``
-    and both are dense (torch cannot tell for other layouts and writes)."""
-    for t in tensors:
-        if t is out or isinstance(t, Tensor) and namespace(out._data).may_share_memory(out._data, t._data) \
-                and dense(out._data) and dense(t._data):
-            raise RuntimeError("unsupported operation: some elements of the input tensor and the written-to "
-                               "tensor refer to a single memory location. Please clone() the tensor before "
-                               "performing the operation.")
+    and both are dense (torch cannot tell for other layouts and writes); ``out`` resized to the
+    result's ``shape`` first, as torch's, with its warning (``overlapping``: found before)."""
+    overlapping = _overlapping(out, tensors) if overlapping is None else overlapping
+    if shape is not None:
+        resize_out(out, shape)
+    if overlapping:
+        raise RuntimeError("unsupported operation: some elements of the input tensor and the written-to "
+                           "tensor refer to a single memory location. Please clone() the tensor before "
+                           "performing the operation.")
+
+
+def _overlapping(out, tensors):
+    return builtins.any(t is out or isinstance(t, Tensor) and namespace(out._data).may_share_memory(out._data, t._data)
+                        and dense(out._data) and dense(t._data) for t in tensors)
 
 
 class Stack(Op):
@@ -206,6 +219,7 @@ def non_empty(name, tensors):
     return tensors
 
 
+@parsed
 def hstack(tensors, *, out=None):
     """``cat`` along dim 1 (dim 0 for 1-d tensors; 0-d ones count as 1-d)
     (https://pytorch.org/docs/stable/generated/torch.hstack.html)."""
@@ -213,13 +227,14 @@ def hstack(tensors, *, out=None):
     return cat(tensors, 0 if tensors[0].ndim == 1 else 1, out=out)
 
 
+@parsed
 def vstack(tensors, *, out=None):
     """``cat`` along dim 0, 0-d and 1-d tensors as rows
     (https://pytorch.org/docs/stable/generated/torch.vstack.html)."""
     return cat([t.reshape(1, -1) if t.ndim <= 1 else t for t in non_empty("vstack", tensors)], 0, out=out)
 
 
-row_stack = vstack
+row_stack = parsed(vstack.__wrapped__, "row_stack")
 
 
 @parsed

@@ -10,6 +10,7 @@ and a call torch accepts keeps the op's own error. Tensor methods take the same 
 without ``input`` and ``out`` (the ``method`` attribute, which the Tensor table binds).
 """
 import functools
+import inspect
 import numbers
 
 import numpy as np
@@ -18,17 +19,20 @@ from .. import _dtype
 from .._tensor import Tensor
 from .args import _type_word
 
-__all__ = ["parsed", "refusal"]
+__all__ = ["parsed", "refusal", "method_form"]
 
 # torch's signatures of the ops whose refusals are worded here (``~`` marks a hidden one: it
 # accepts calls but is not listed in messages, as torch's deprecated overloads; ``@`` one the
 # Tensor method lacks; a type ending in ``?`` takes None, unprinted).
+_TENSOR_OR_NUMBER = ("Tensor input, Tensor other, *, Tensor out = None", "Tensor input, Number other, *, Tensor out = None")
 SIGNATURES = {
     "logsumexp": ("Tensor input, tuple of ints dim, bool keepdim = False, *, Tensor out = None",),
     "cat": ("tuple of Tensors tensors, int dim = 0, *, Tensor out = None",),
     "stack": ("tuple of Tensors tensors, int dim = 0, *, Tensor out = None",),
     "concat": ("tuple of Tensors tensors, int dim = 0, *, Tensor out = None",),
     "concatenate": ("tuple of Tensors tensors, int dim = 0, *, Tensor out = None",),
+    **{name: ("tuple of Tensors tensors, *, Tensor out = None",) for name in ("hstack", "vstack", "dstack",
+                                                                             "column_stack", "row_stack")},
     "clamp": ("Tensor input, Tensor min = None, Tensor max = None, *, Tensor out = None",
               "Tensor input, Number min = None, Number max = None, *, Tensor out = None"),
     "add": ("Tensor input, Tensor other, *, Number alpha = 1, Tensor out = None",
@@ -52,6 +56,14 @@ SIGNATURES = {
     "cumsum": ("Tensor input, int dim, *, torch.dtype dtype = None, Tensor out = None",),
     "cumprod": ("Tensor input, int dim, *, torch.dtype dtype = None, Tensor out = None",),
     "argmax": ("Tensor input, int dim = None, bool keepdim = False, *, Tensor out = None",),
+    "argmin": ("Tensor input, int dim = None, bool keepdim = False, *, Tensor out = None",),
+    **{name: ("Tensor input, *, Tensor out = None",
+              "Tensor input, tuple of ints dim = None, bool keepdim = False, *, Tensor out = None",
+              "Tensor input, int dim, bool keepdim = False, *, Tensor out = None") for name in ("all", "any")},
+    **{name: ("Tensor input, tuple of ints dim = (), bool keepdim = False, *, Tensor out = None",)
+       for name in ("amax", "amin")},
+    **{name: ("Tensor input, tuple of ints? dim = None, bool keepdim = False, *, torch.dtype dtype = None, "
+              "Tensor out = None",) for name in ("nansum", "nanmean")},
     "unsqueeze": ("Tensor input, int dim",),
     "select": ("Tensor input, int dim, int index",),
     "index_select": ("Tensor input, int dim, Tensor index, *, Tensor out = None",),
@@ -63,7 +75,8 @@ SIGNATURES = {
     "trace": ("Tensor input",),
     "lerp": ("Tensor input, Tensor end, Tensor weight, *, Tensor out = None",
              "Tensor input, Tensor end, Number weight, *, Tensor out = None"),
-    "eq": ("Tensor input, Tensor other, *, Tensor out = None", "Tensor input, Number other, *, Tensor out = None"),
+    **{name: _TENSOR_OR_NUMBER for name in ("eq", "ne", "lt", "le", "gt", "ge", "not_equal", "less", "less_equal",
+                                             "greater", "greater_equal")},
     "addmm": ("Tensor input, Tensor mat1, Tensor mat2, *, Number beta = 1, Number alpha = 1, Tensor out = None",
               "@Tensor input, Tensor mat1, Tensor mat2, torch.dtype out_dtype, *, Number beta = 1, "
               "Number alpha = 1, Tensor out = None",
@@ -84,9 +97,40 @@ SIGNATURES = {
     "tril": ("Tensor input, int diagonal = 0, *, Tensor out = None",),
 }
 
+# torch's Tensor-method signatures of ops whose functions are not parsed here: no method takes
+# ``out``, and a method given it raises the parser's TypeError, worded from these
+_OTHER = ("Tensor other", "Number other")
+METHOD_SIGNATURES = {
+    **{name: _OTHER for name in ("true_divide", "floor_divide", "remainder", "fmod", "xlogy", "copysign", "bitwise_and",
+                                 "bitwise_or", "bitwise_xor", "bitwise_left_shift", "bitwise_right_shift")},
+    "multiply": _OTHER, "pow": ("Tensor exponent", "Number exponent"), "float_power": ("Tensor exponent", "Number exponent"),
+    "clamp_min": ("Tensor min", "Number min"), "clamp_max": ("Tensor max", "Number max"),
+    "div": ("Tensor other", "Tensor other, *, str rounding_mode", "Number other, *, str rounding_mode",
+            "~Number other"),
+    "divide": ("Tensor other", "Tensor other, *, str rounding_mode", "Number other", "Number other, *, str rounding_mode"),
+    "subtract": ("Tensor other, *, Number alpha = 1", "Number other, Number alpha = 1"),
+    "clip": ("Tensor min = None, Tensor max = None", "Number min = None, Number max = None"),
+    **{name: ("tuple of ints dim, bool unbiased = True, bool keepdim = False",
+              "tuple of ints dim = None, *, Number correction = None, bool keepdim = False", "bool unbiased = True")
+       for name in ("var", "std")},
+    "round": ("", "*, int decimals"),
+}
+
+# torch's methods that take no argument at all (its "takes no keyword arguments"), and the ones
+# written in Python (their messages name ``Tensor.``)
+NO_ARGUMENTS = {
+    "frexp", "neg", "negative", "abs", "absolute", "sign", "sgn", "angle", "conj_physical", "exp", "expm1", "log",
+    "log2", "log10", "log1p", "sqrt", "rsqrt", "reciprocal", "sin", "cos", "tan", "asin", "acos", "atan", "arcsin",
+    "arccos", "arctan", "sinh", "cosh", "tanh", "sigmoid", "erf", "floor", "ceil", "trunc", "fix", "frac", "relu",
+    "square", "isnan", "isinf", "isfinite", "logical_not", "bitwise_not", "det", "inverse", "geqrf", "asinh", "acosh",
+    "atanh", "arcsinh", "arccosh", "arctanh", "exp2", "erfc", "erfinv", "sinc", "lgamma", "digamma", "i0", "deg2rad",
+    "rad2deg", "signbit", "isposinf", "isneginf", "trace", "logdet", "matrix_exp", "msort", "adjoint", "argwhere",
+    "corrcoef", "fliplr", "flipud", "is_signed", "isreal", "positive", "dense_dim", "sparse_dim"}
+PYTHON_METHODS = {"norm", "lu"}
 
 # the ops whose Tensor parameters take a Python number too, as torch's parser lets them
-NUMBERS_AS_TENSORS = {"add", "sub", "mul", "eq"}
+NUMBERS_AS_TENSORS = {"add", "sub", "mul", "eq", "ne", "lt", "le", "gt", "ge", "not_equal", "less", "less_equal",
+                      "greater", "greater_equal"}
 
 
 class _Parameter:
@@ -198,8 +242,8 @@ class _Signature:
         for key in reversed(kwargs):
             param = next((p for p in self.params if p.name == key), None)
             ok = param is not None and param.accepts(kwargs[key])
-            words.append(f"{key}={_type_word(kwargs[key])}" if ok else f"{key}=!{_type_word(kwargs[key])}!")
-        return ", ".join(words)
+            words.append(f"{key}={_type_word(kwargs[key])}" if ok else f"!{key}={_type_word(kwargs[key])}!")
+        return ", ".join(words + [""] * (bool(kwargs) and not args))  # (as torch's "got" list)
 
 
 def refusal(name, signatures, args, kwargs):
@@ -218,13 +262,18 @@ def refusal(name, signatures, args, kwargs):
     head = f"{name}() received an invalid combination of arguments - got "
     got = [_type_word(a) for a in args] + [f"{k}={_type_word(kwargs[k])}" for k in reversed(kwargs)]
     got += [""] * (bool(kwargs) and not args)  # (torch's list then ends in ", ")
-    if len(shown) == 1:
-        return f"{head}({', '.join(got)}), but expected ({shown[0].text})"
+    if len(shown) == 1:  # (torch's reading of one signature's keywords finds none)
+        if kwargs:
+            return f"{head}unrecognized keyword arguments: {', '.join(reversed(kwargs))}"
+        got = shown[0].marked(args, kwargs) if len(shown[0].items) == count else ", ".join(got)
+        return f"{head}({got}), but expected ({shown[0].text})"
     lines = [f"{head}({', '.join(got)}), but expected one of:\n"]
     for s in shown:
         lines.append(f" * ({s.text})\n")
         if len(s.items) == count:
-            wrong = [k for k in reversed(kwargs) if _NUMPY_NAMES.get(k, k) not in {p.name for p in s.params}]
+            # (torch's reading of its text finds no name with a default: such a keyword is "incorrect")
+            known = {p.name for p in s.params if p.default is None}
+            wrong = [k for k in reversed(kwargs) if _NUMPY_NAMES.get(k, k) not in known]
             lines.append(f"      didn't match because some of the keywords were incorrect: {', '.join(wrong)}\n"
                          if wrong else f"      didn't match because some of the arguments have invalid "
                          f"types: ({s.marked(args, kwargs)})\n")
@@ -236,9 +285,9 @@ def parsed(function, name=None):
     torch names in its messages, ``concat``) raising torch's TypeError,
     in its words, when it fails on a call torch's parser refuses; its ``method`` attribute
     does the same for the Tensor method. Both take NumPy's spellings ``axis`` and
-    ``keepdims``, as torch's parser does, and refuse ``keepdim`` without ``dim`` up front
+    ``keepdims``, as torch's parser does, and refuse up front ``keepdim`` without ``dim``
     where torch has no signature for it (``x.sum(keepdim=True)``: ember's ``dim`` has a
-    default there)."""
+    default there), a ``keepdim`` that is no bool, and a method's ``out``."""
     name = name or function.__name__
     forms = [_Signature(text, name in NUMBERS_AS_TENSORS) for text in SIGNATURES[name]]
     methods = [m for m in (s.method() for s in forms) if m is not None]
@@ -250,7 +299,9 @@ def parsed(function, name=None):
             if kwargs:
                 if "axis" in kwargs or "keepdims" in kwargs:
                     kwargs = {_NUMPY_NAMES.get(k, k): v for k, v in kwargs.items()}
-                if "keepdim" in kwargs and "dim" not in kwargs and len(args) <= bound + 1:
+                keepdim = kwargs.get("keepdim", False)
+                if ("keepdim" in kwargs and "dim" not in kwargs and len(args) <= bound + 1) or (bound and "out" in kwargs) \
+                        or not isinstance(keepdim, (bool, np.bool_)):
                     message = refusal(name, signatures, args[bound:], given)
                     if message is not None:
                         raise TypeError(message)
@@ -266,6 +317,45 @@ def parsed(function, name=None):
     call = checked(function, forms, 0)
     call.method = checked(function, methods, 1)
     return call
+
+
+def method_form(name, function):
+    """The Tensor method ``name`` calling ``function`` (the public op, ``self`` its input):
+    refusing what torch's method refuses before the op runs, in torch's words (``out=``, which no
+    method takes; any argument given to one taking none), else ``function`` itself."""
+    if name in NO_ARGUMENTS:
+        def method(self, *args, **kwargs):
+            if kwargs:
+                raise TypeError(f"TensorBase.{name}() takes no keyword arguments")
+            if args:
+                raise TypeError(f"TensorBase.{name}() takes no arguments ({len(args)} given)")
+            return function(self)
+    elif hasattr(function, "method") and name not in METHOD_SIGNATURES:  # (``multiply``: ``mul``'s)
+        return function.method
+    elif name in METHOD_SIGNATURES or "out" in _parameters(function):
+        forms = [_Signature(text) for text in METHOD_SIGNATURES.get(name, ())]
+        prefix = "Tensor." if name in PYTHON_METHODS else ""
+
+        def method(self, *args, **kwargs):
+            if "out" in kwargs:
+                raise TypeError(refusal(name, forms, args, kwargs) if forms
+                                else f"{prefix}{name}() got an unexpected keyword argument 'out'")
+            return function(self, *args, **kwargs)
+    else:
+        if "<lambda>" in function.__qualname__ or "<locals>" in function.__qualname__:
+            function.__name__ = function.__qualname__ = name  # (an adapter of its own: Python's errors name it)
+        return function
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = function.__doc__
+    method.__wrapped__ = function
+    return method
+
+
+def _parameters(function):
+    try:
+        return inspect.signature(function).parameters
+    except (TypeError, ValueError):  # (a builtin without a signature)
+        return {}
 
 
 _NUMPY_NAMES = {"axis": "dim", "keepdims": "keepdim"}  # (torch's parser takes NumPy's spellings too)

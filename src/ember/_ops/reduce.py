@@ -62,6 +62,7 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
 
 
 @numpy_names
+@parsed
 def nansum(input, dim=None, keepdim=False, *, dtype=None):
     """``sum`` treating NaN as zero
     (https://pytorch.org/docs/stable/generated/torch.nansum.html)."""
@@ -141,6 +142,7 @@ def _count(shape, dims):
 
 
 @numpy_names
+@parsed
 def nanmean(input, dim=None, keepdim=False, *, dtype=None):
     """``mean`` over the elements that are not NaN; RuntimeError for integer and bool input
     (https://pytorch.org/docs/stable/generated/torch.nanmean.html)."""
@@ -222,12 +224,14 @@ def _prod_of_others(x, d):
 
 
 @numpy_names
+@parsed
 def amax(input, dim=(), keepdim=False, *, out=None):
     """Maximum over ``dim`` (all dims when empty); ties share the gradient evenly."""
     return with_out(apply(Amax, input, dim=dims_arg(dim, input.ndim), keepdim=keepdim), out)
 
 
 @numpy_names
+@parsed
 def amin(input, dim=(), keepdim=False, *, out=None):
     """Minimum over ``dim`` (all dims when empty); ties share the gradient evenly
     (https://pytorch.org/docs/stable/generated/torch.amin.html)."""
@@ -389,6 +393,7 @@ def argmax(input, dim=None, keepdim=False):
 
 
 @numpy_names
+@parsed
 def argmin(input, dim=None, keepdim=False):
     """Index of the first minimal element (over the flattened input when ``dim`` is None);
     NaN counts as the minimum. RuntimeError for bool and complex input
@@ -530,12 +535,14 @@ def _cumprod_grid_backward(x, g, d, n):
     return apply(Cat, *grads, dim=d)
 
 
+@parsed
 @numpy_names
 def all(input, dim=None, keepdim=False, *, out=None):
     """True where every element along ``dim`` is nonzero (bool result)."""
     return with_out(_bool_reduce("all", input, dim, keepdim), out)
 
 
+@parsed
 @numpy_names
 def any(input, dim=None, keepdim=False, *, out=None):
     """True where some element along ``dim`` is nonzero (bool result; uint8 for uint8)

@@ -177,7 +177,11 @@ def split_with_sizes(input, split_sizes, dim=0):
 def unsafe_split(input, split_size, dim=0):
     """``split``'s pieces as tensors that share the input's memory without being its views
     (torch's ``UnsafeSplitBackward0``): writing one in place is allowed, and the input's history
-    does not see it (https://pytorch.org/docs/stable/generated/torch.unsafe_split.html)."""
+    does not see it (https://pytorch.org/docs/stable/generated/torch.unsafe_split.html). Inside
+    ``inference_mode`` the pieces of a normal tensor are ``split``'s views, as torch's (they
+    require grad as it does)."""
+    if STATE.inference and not input.is_inference():
+        return split(input, split_size, dim)
     d, sizes, name = _pieces(input, split_size, dim)
     pieces = apply(Split, input, dim=d, sizes=tuple(sizes))
     named(pieces[0], f"Unsafe{name}Backward0")

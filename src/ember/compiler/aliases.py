@@ -28,6 +28,8 @@ is remade from the input after the write.
 """
 import copy
 
+import numpy as np
+
 from .._backend import is_view_of
 from .._ops.core import apply, named
 from .._ops.complex import Conj, conj
@@ -36,9 +38,10 @@ from .graph import Node, kwarg_nodes
 from .sources import fetcher
 from .symbolic import evaluate, free_symbols
 
-__all__ = ["View", "input_views", "output_views", "returned_views", "without_views", "remake"]
+__all__ = ["View", "input_views", "output_views", "returned_views", "hidden_bases", "without_views", "remake"]
 
 _VIEWED = ("input", "param", "tensor", "grad")  # the placeholders a returned view may be remade from
+_DETACH = Node("call_op", "detach", Detach)  # (a returned detach() the graph holds as its base's node)
 
 
 class View:
@@ -100,19 +103,27 @@ def input_views(graph, sources, world, tensors, nodes):
 
 def output_views(tensors, nodes, remade=()):
     """The :class:`View` of each of ``tensors`` (returned, of graph values ``nodes``) that is an
-    earlier returned tensor itself (``return y, y``), or eager's view of another returned
-    tensor made from its node by view ops alone (``y, y[1]``; ``y.t(), y``). ``remade``: the
+    earlier returned tensor itself (``return y, y``), another's ``detach()`` (``y, y.detach()``,
+    one array, no node of its own), or eager's view of another returned tensor made from its
+    node by view ops alone (``y, y[1]``; ``y.t(), y``). ``remade``: the
     positions remade from an input (:func:`input_views`), none a base."""
     views, owner = [], {}
     for i, (t, node) in enumerate(zip(tensors, nodes)):
         if node is not None and i not in remade and all(t is not u for u in tensors[:i]):
             owner.setdefault(node, []).append(i)
+    detached = {}  # one array, two tensors: the one that does not need a gradient is the other's detach()
+    for positions in owner.values():
+        base = next((i for i in positions if tensors[i].requires_grad), positions[0])
+        for i in positions:
+            if i != base and tensors[i]._data is tensors[base]._data and not tensors[i].requires_grad:
+                detached[i] = base
+                views.append(View(i, None, [_DETACH], None, base=base))
     for i, (t, node) in enumerate(zip(tensors, nodes)):
         same = next((j for j, u in enumerate(tensors[:i]) if u is t), None)
         if same is not None:
             views.append(View(i, None, [], None, base=same))
             continue
-        if node is None or i in remade or len(owner[node]) > 1:  # one array, two tensors (detach): not here
+        if node is None or i in remade or i in detached or len([j for j in owner[node] if j not in detached]) > 1:
             continue
         chain = []
         while _is_view_node(node) and node.args[0] not in owner:
@@ -133,6 +144,23 @@ def returned_views(graph, sources, world, tensors, nodes):
     an input (:func:`input_views`), then those of another result (:func:`output_views`)."""
     views = input_views(graph, sources, world, tensors, nodes)
     return views + output_views(tensors, nodes, {v.position for v in views})
+
+
+def hidden_bases(tensors, made):
+    """The values a replay returns besides the returned ``tensors``, to remake those from: the
+    ``_base`` of two or more of them that overlap in memory (``y[:1], y[0:]`` of a ``y`` the
+    function does not return; a replay returning separate arrays would lose their overlap), none of
+    them, computed by an op of the graph (``made(base)``; an input's base is no output: its views
+    are remade from the input). AOTAutograd returns such an intermediate base too and regenerates
+    the views from it (their ``_base`` is the graph's output)."""
+    bases = []
+    for t in tensors:
+        base = t._base
+        if base is None or any(base is u for u in (*tensors, *bases)) or not made(base):
+            continue
+        if any(u is not t and u._base is base and np.may_share_memory(t._data, u._data) for u in tensors):
+            bases.append(base)
+    return bases
 
 
 def _conj_view(t, chain, viewed):

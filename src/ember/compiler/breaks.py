@@ -9,10 +9,12 @@ Tensor"), so the statement reading it runs eagerly.
 from .._backend.sparse import SparseCOO
 from .._tensor import Tensor
 
-__all__ = ["VALUE_METHODS", "SPARSE", "sparse_argument"]
+__all__ = ["VALUE_METHODS", "SPARSE", "GRAPH_BREAK", "sparse_argument"]
 
 SPARSE = ("Attempted to wrap sparse Tensor: torch.compile does not support sparse Tensors "
           "(ember's graphs hold dense tensors; the code reading it runs eagerly)")
+
+GRAPH_BREAK = "call to ember._dynamo.graph_break()"  # (the reason of torch._dynamo.graph_break())
 
 VALUE_METHODS = {
     "item": ".item() needs the tensor's value in Python",

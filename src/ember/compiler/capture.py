@@ -39,8 +39,9 @@ from .._tensor import Tensor
 from .breaks import SPARSE
 from .exc import Unsupported
 from ..autograd.grad_mode import STATE
-from .aliases import returned_views
+from .aliases import hidden_bases, returned_views
 from .aot import enables_grad, record_backward, retained_history, runs_hooks
+from .attribute_sets import as_before, attributes_before, extra, noted, tensor_attributes_set
 from .inner_views import strided_layout
 from .layouts import layout_of
 from .graph import Graph
@@ -75,6 +76,8 @@ class Capture:
         output: the :func:`skeleton` of the function's return value (rebuilt on replay).
         output_nodes: the graph outputs the return value's tensors map to, in flattening order.
         grad_sets: ``(param, output index or None)``: ``param.grad`` after the call (an output, or None).
+        attr_sets: ``(module ref, id, name, output index)``: a module attribute set to an output
+            (:mod:`.attribute_sets`).
         layouts: per output, eager's layout (:func:`.layouts.layout_of`; None: row-major).
         views: the outputs that are views of an input or of another output (:class:`.aliases.View`).
         breaks: ``(reason, "file:line: code")`` of each graph break; empty when replayable.
@@ -88,6 +91,7 @@ class Capture:
     def __init__(self, graph, sources):
         self.graph, self.sources, self.grad_written = graph, sources, set()  # (whose .grad the call set first)
         self.output, self.output_nodes, self.grad_sets, self.layouts, self.views = None, [], [], [], []
+        self.attr_sets = []
         self.breaks, self.ran_backward, self.reads_grad, self.pieces, self.read_names = [], False, False, [graph], None
 
 
@@ -322,6 +326,11 @@ class Tracer(_core.Observer):
         self.graph_break("a backward hook (Tensor.register_hook; DistributedDataParallel averages "
                          "gradients with them) runs in the backward")
 
+    def made_here(self, t):
+        """Whether tensor ``t``'s value is an op's result in this recording (this piece's or an earlier one's)."""
+        node = self.value.get(id(t._data)) or self.earlier.get(id(t._data))
+        return node is not None and node.op == "call_op"
+
     def made_by(self, array, frame):
         """Notes an array wrapped into a tensor during the call (``frame``: the wrapping call's):
         made by a factory, a constant of the graph; over memory the caller holds (``from_numpy``,
@@ -474,7 +483,7 @@ def capture(fn, args, kwargs, world, fullgraph=False, joint=True):
     cap_joint = None
     end_recording = record_on_this_thread(tracer)  # (Tensor methods breaking, tensors made, random draws)
     before, restore_print, restore_io = python_state(world, True), breaking_print(tracer.graph_break), breaking_io(tracer.graph_break)
-    arrays = [t._data for t in world.inputs]
+    arrays, attributes, sets = [t._data for t in world.inputs], attributes_before(world), []
     _core.OBSERVERS.append(tracer)
     try:
         if world.unguarded:
@@ -486,7 +495,9 @@ def capture(fn, args, kwargs, world, fullgraph=False, joint=True):
                                "overlaps (views of one tensor): a replay would not see the write through the other")
         if any([t._data is not a for t, a in zip(world.inputs, arrays)]):  # a replay writes into the old array
             tracer.graph_break("an input tensor's array was replaced (.data =, set_(), resize_() or a resized out=)")
-        changed = next((k for k, v in python_state(world).items() if before.get(k, v) != v), None)
+        sets = tensor_attributes_set(attributes, tracer.made_here)  # (``self.mask = mask``: set after each replay)
+        with as_before(sets):
+            changed = next((k for k, v in python_state(world).items() if before.get(k, v) != v), None)
         if changed is not None:  # a replay runs the graph only: the side effect would be lost
             tracer.graph_break(f"a Python side effect: {changed} changed during the call (a replay would "
                                f"not repeat it, so the function runs eagerly)")
@@ -495,7 +506,8 @@ def capture(fn, args, kwargs, world, fullgraph=False, joint=True):
         # non-branching control flow: gradients by replaying it with autograd; branching: backward recorded (hop)
         if not tracer.breaks and not tracer.ran_backward and (STATE.enabled or enables_grad(tracer.graph)) \
                 and joint and not tracer.control_flow_grad:  # (enable_grad inside a call under no_grad: aot.py)
-            returned = flatten(result)  # (a view of an input or of another result is remade on replay: aliases.py)
+            returned = flatten(result) + hidden_bases(flatten(result), tracer.made_here)  # (a view of an input or of
+            # another result, or of an unreturned value two results overlap in, is remade on replay: aliases.py)
             views = {v.position for v in returned_views(tracer.graph, tracer.sources, world, returned,
                                                         [tracer.value.get(id(t._data)) for t in returned])}
             needing = [t for i, t in enumerate(returned) if t.requires_grad and i not in views]
@@ -511,7 +523,7 @@ def capture(fn, args, kwargs, world, fullgraph=False, joint=True):
     cap.break_frames, cap.reads_grad, cap.grad_written = tracer.break_frames, tracer.reads_grad, tracer.grad_written
     cap.read_names, cap.joint = checked_reads(tracer, read_names, world), (cap_joint if not tracer.breaks else None)
     if not cap.breaks:
-        _finish(tracer, cap, result)
+        _finish(tracer, cap, result, sets)
     cap.pieces = [g for g in tracer.pieces + [tracer.graph] if any(n.op == "call_op" for n in g.nodes)]
     if _has_loop_int(result):  # the caller gets plain ints, as a replay gives
         result = unflatten(cap.output, iter(flatten(result)))
@@ -519,10 +531,12 @@ def capture(fn, args, kwargs, world, fullgraph=False, joint=True):
     return result, cap
 
 
-def _finish(tracer, cap, result):
-    """Adds the output node: the returned tensors, then the ``.grad`` tensors made in the call."""
+def _finish(tracer, cap, result, sets):
+    """Adds the output node: the returned tensors, then the ``.grad`` tensors made in the call,
+    then the tensors it set as module attributes (``sets``: :mod:`.attribute_sets`)."""
     outputs = []
-    for t in flatten(result):  # without a recorded backward, a returned x.detach() is a Detach of x's node
+    returned = flatten(result) + hidden_bases(flatten(result), tracer.made_here)  # (returned after the user's)
+    for t in returned:  # without a recorded backward, a returned x.detach() is a Detach of x's node
         outputs.append(tracer.arg(t, None) if cap.joint is None else tracer.node(t))
     cap.output_nodes = list(outputs)
     for p in tracer.world.params:
@@ -542,6 +556,8 @@ def _finish(tracer, cap, result):
             break
         cap.grad_sets.append((p, len(outputs)))
         outputs.append(node)
+    cap.attr_sets = noted(sets, returned, len(outputs))
+    outputs += [tracer.arg(t, None) if cap.joint is None else tracer.node(t) for t in extra(sets, returned)]
     for t in tracer.world.inputs:
         node = tracer.value.get(id(t.grad._data)) if t.grad_fn is None and t.grad is not None else None
         if node is not None and node.op != "placeholder":  # replayed, it would reach the recorded input
@@ -553,14 +569,15 @@ def _finish(tracer, cap, result):
             tracer.breaks.append(("the optimizer's state was made in this call (the next call "
                                   "recompiles with it)", "<end of function>"))
             break
-    cap.views = returned_views(tracer.graph, tracer.sources, tracer.world, flatten(result), cap.output_nodes)
-    if (why := aliased_results(flatten(result), tracer.world, cap.views)) is not None:
+    cap.views = returned_views(tracer.graph, tracer.sources, tracer.world, returned, cap.output_nodes)
+    if (why := aliased_results(returned, tracer.world, cap.views)) is not None:
         if tracer.fullgraph:
             raise Unsupported(f"graph break (fullgraph=True): {why}")
         tracer.breaks.append((why, "<end of function>"))
     if tracer.breaks:
         cap.breaks = tracer.breaks
         return
-    cap.layouts = [layout_of(t._data) or strided_layout(t._data) for t in flatten(result)] \
-        + [layout_of(p.grad._data) for p, i in cap.grad_sets if i is not None]
+    cap.layouts = [layout_of(t._data) or strided_layout(t._data) for t in returned] \
+        + [layout_of(p.grad._data) for p, i in cap.grad_sets if i is not None] \
+        + [layout_of(t._data) or strided_layout(t._data) for t in extra(sets, returned)]
     tracer.graph.output(outputs)

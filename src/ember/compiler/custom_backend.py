@@ -16,11 +16,16 @@ ints; one with control flow is handed as the captured graph (a
 from .._creation import zeros
 from ..fx import backend_graph as _backend_graph, graph_module as _graph_module  # (the modules: fx imports
 # the compiler)
+from .breaks import GRAPH_BREAK, VALUE_METHODS
 from .dynamic_ints import State
+from .patches import PRINT, WRITE, quiet_output
 from .structure import _SLOT
 from .torch_names import placeholder_names
 
-__all__ = ["custom_runner", "is_custom", "state_before", "first_run"]
+__all__ = ["custom_runner", "is_custom", "state_before", "first_run", "first_split_run"]
+
+# the graph breaks whose statements, run again, repeat nothing a user sees but their output (dropped)
+_RERUNNABLE = (*VALUE_METHODS.values(), PRINT, WRITE)
 
 
 def is_custom(backend):
@@ -103,3 +108,24 @@ def first_run(entry, cap, result, before, call):
         return result
     before.restore()  # (the versions of the tensors written count the recording's writes too)
     return entry(*call)
+
+
+def first_split_run(split_fn, cap, result, before, args, kwargs):
+    """The results of the call whose recording ``cap`` met graph breaks (eager's, ``result``),
+    the function now split at them (``split_fn``): as torch's, the callable backend's callables
+    run for the pieces from this first call (each piece's own :func:`first_run`). The recording
+    ran the whole function, so the split one runs on ``args`` and ``kwargs`` again, after what
+    the call wrote is set back to ``before`` (:func:`state_before`), its prints and writes to
+    ``sys.stdout``/``sys.stderr`` dropped (the recording showed them). Only where that run
+    repeats nothing else: each break a value read into Python (``.item()``, ``.tolist()``,
+    ``bool(t)`` ...), ``graph_break()`` or output; no change a recording sees as a Python side
+    effect (that is a break of its own), no backward, no write into a tensor with history.
+    Elsewhere the recording's results stand and the pieces run the callables from the next call."""
+    if before is None or cap.ran_backward or cap.grad_sets or any(
+            reason not in _RERUNNABLE and not reason.startswith(GRAPH_BREAK) for reason, _ in cap.breaks):
+        return result
+    if any(t._versions[0] != v and t.grad_fn is not None for (t, _), v in zip(before.tensors, before.versions)):
+        return result
+    before.restore()
+    with quiet_output():
+        return split_fn(*args, **kwargs)

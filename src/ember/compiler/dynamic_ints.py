@@ -316,14 +316,16 @@ def int_symbols(facts, before, static, arguments):
 
 
 class State:
-    """Parameters and buffers (and which tensors the modules hold), gradients, optimizer state
+    """Parameters and buffers (and which tensors the modules hold), the modules' attributes, gradients, optimizer state
     and hyperparameters, the input and free tensors' values and the random stream: what a
     probe may change, restored before and after it."""
 
     def __init__(self, world):
         self.tables = [(table, dict(table)) for table in world.tables]
+        self.attributes = [(vars(m), dict(vars(m))) for m in world.all_modules]  # (``self.mask = mask``)
         self.tensors = [(t, t._data.copy()) for t in (*world.inputs, *world.free)  # (sparse: a graph break)
                         if type(t._data) is not SparseCOO and t._data.flags.writeable]
+        self.versions = [t._versions[0] for t, _ in self.tensors]
         self.params = [(p, p._data.copy(), p.grad, None if p.grad is None else p.grad._data.copy())
                        for p in world.params]
         self.optimizers = [(opt, {p: dict(s) for p, s in opt.state.items()},
@@ -337,6 +339,10 @@ class State:
         for table, saved in self.tables:
             table.clear()
             table.update(saved)
+        for attributes, saved in self.attributes:
+            if len(attributes) != len(saved) or any(attributes.get(k, saved) is not v for k, v in saved.items()):
+                attributes.clear()
+                attributes.update(saved)
         for t, data in self.tensors:
             np.copyto(t._data, data)
         for p, data, grad, grad_data in self.params:

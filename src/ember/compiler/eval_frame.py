@@ -26,7 +26,7 @@ from .._ops import core as _core
 from .._ops.args import caller_level
 from . import aot, replay
 from .backends import compile_graph, log_enabled
-from .custom_backend import custom_runner, first_run, is_custom, state_before
+from .custom_backend import custom_runner, first_run, first_split_run, is_custom, state_before
 from .capture import capture, input_names, unflatten
 from .config_module import ConfigPatch
 from .dynamic import capture_dynamic, marks as _marks, verify
@@ -38,6 +38,7 @@ from ..fx.experimental import dynamic_spec as _dynamic_spec  # imports this pack
 from .guards import World, bind, first_difference, holds, read_groups, snapshot, with_patterns
 from .aliases import remake, without_views
 from .arguments import Binder
+from .attribute_sets import set_attributes
 from .inner_views import Strided, for_backend, wrap
 from .layouts import laid_out
 from .markers import _name, _stance, disable, is_compiling, set_stance
@@ -198,6 +199,7 @@ class _Entry:
             results = remake(self.views, self.viewed, results, tensors, sizes)
         for p, i in self.cap.grad_sets:
             p.grad = None if i is None else results[i]
+        set_attributes(self.cap.attr_sets, results)
         return unflatten(self.cap.output, iter(results), sizes)
 
 
@@ -356,7 +358,7 @@ class _CompiledFunction:
             self._entries.append(_Entry(relevant(facts, static), static, self._backend, self._options,
                                         call=(world, None)))
         if cap.breaks:
-            return self._broke(facts, cap, result)
+            return self._broke(facts, cap, result, (before, args, kwargs))
         counters["stats"]["unique_graphs"] += 1
         _log("graph", lambda: f"captured graph of {self._label}:\n{cap.graph.code}")
         _log("guards", lambda: f"guards of {self._label}:\n" + "\n".join(f"  {n} == {v!r}"
@@ -374,9 +376,10 @@ class _CompiledFunction:
         call = world.inputs, fn, args, kwargs, sizes
         return result if static is not None else first_run(entry, cap, result, before, call)
 
-    def _broke(self, facts, cap, result):
+    def _broke(self, facts, cap, result, rerun):
         """Returns ``result`` of a recording that met graph breaks, having split the function
-        at them (:func:`.split.split`) or, where that is refused, added an entry running it eagerly."""
+        at them (:func:`.split.split`; a callable backend's pieces run, ``rerun``: :func:`first_split_run`'s
+        ``(before, args, kwargs)``) or, where that is refused, added an entry running it eagerly."""
         self._split, plan = self._plan = _split(self, cap, lambda text: _log("graph", text))
         breaks = plan.breaks if self._split else cap.breaks[:1]
         for reason, _ in breaks:
@@ -389,6 +392,7 @@ class _CompiledFunction:
         else:
             lines = ", ".join(map(str, sorted(set(plan.lines))))
             _log("graph", f"{text}\nsplit {self._label} at line {lines}: {plan.describe()}")
+            return first_split_run(self._split, cap, result, *rerun)
         return result
 
     def _rechecking(self, world, args, kwargs):

@@ -14,6 +14,7 @@ import threading
 
 from .._ops import core as _core
 from .._tensor import Tensor
+from .breaks import GRAPH_BREAK
 from .capture import Tracer
 
 __all__ = ["allow_in_graph", "cudagraph_mark_step_begin", "disable", "graph_break", "is_compiling",
@@ -54,7 +55,7 @@ def graph_break(msg=""):
     Raises:
         ember._dynamo.exc.Unsupported: inside a function compiled with ``fullgraph=True``.
     """
-    _break("call to ember._dynamo.graph_break()" + (f": {msg}" if msg else ""))
+    _break(GRAPH_BREAK + (f": {msg}" if msg else ""))
 
 
 def allow_in_graph(fn):

@@ -5,10 +5,11 @@ ending in either order, leave the originals in place (a per-recording restore co
 one recording's version installed for good).
 """
 import builtins
+import contextlib
 import sys
 import threading
 
-__all__ = ["patch", "unpatch", "breaking_print", "from_user", "LIBRARIES"]
+__all__ = ["patch", "unpatch", "breaking_print", "from_user", "quiet_output", "LIBRARIES", "PRINT", "WRITE"]
 
 # the top-level packages whose code is no user code (its calls, prints and reads are not the user's)
 LIBRARIES = {"ember", "numpy", "scipy", "torch", "functools", "builtins", "threadpoolctl", "ml_dtypes"}
@@ -52,6 +53,11 @@ def unpatch(saved, module):
 
 # thread id -> the ``graph_break`` of each recording running on it, the innermost last
 _PRINTING = {}
+# thread id -> how many quiet_output() are open on it (its writes to the wrapped streams are dropped)
+_MUTED = {}
+
+PRINT = "print() is a Python side effect (a replay would not print)"
+WRITE = "a write to sys.stdout or sys.stderr is a Python side effect (a replay would not write it)"
 
 
 def breaking_print(graph_break):
@@ -103,7 +109,7 @@ def _user_call(reason):
 
 def _traced_print(name, original):
     def traced_print(*args, **kwargs):
-        _user_call("print() is a Python side effect (a replay would not print)")
+        _user_call(PRINT)
         return original(*args, **kwargs)  # (its write to a wrapped stream comes from ember: no break)
     traced_print.__name__, traced_print.__doc__ = name, original.__doc__
     return traced_print
@@ -111,9 +117,6 @@ def _traced_print(name, original):
 
 def _breaking_stream(name, stream):
     return None if stream is None else _BreakingStream(stream)
-
-
-_WRITE = "a write to sys.stdout or sys.stderr is a Python side effect (a replay would not write it)"
 
 
 class _BreakingStream:
@@ -124,12 +127,33 @@ class _BreakingStream:
         self._stream = stream
 
     def write(self, text):
-        _user_call(_WRITE)
-        return self._stream.write(text)
+        _user_call(WRITE)
+        return len(text) if threading.get_ident() in _MUTED else self._stream.write(text)
 
     def writelines(self, lines):
-        _user_call(_WRITE)
-        return self._stream.writelines(lines)
+        _user_call(WRITE)
+        return None if threading.get_ident() in _MUTED else self._stream.writelines(lines)
 
     def __getattr__(self, name):
         return getattr(self._stream, name)
+
+
+@contextlib.contextmanager
+def quiet_output():
+    """While it runs, what this thread prints or writes to ``sys.stdout``/``sys.stderr`` is
+    dropped (other threads' is shown); recordings inside it still break at each print or write
+    (:func:`breaking_print`). For a second run of a call whose output was shown already
+    (:func:`~.custom_backend.first_split_run`)."""
+    thread = threading.get_ident()
+    printing, streams = patch(builtins, ("print",), _traced_print), patch(sys, ("stdout", "stderr"), _breaking_stream)
+    with _PATCHING:
+        _MUTED[thread] = _MUTED.get(thread, 0) + 1
+    try:
+        yield
+    finally:
+        with _PATCHING:
+            _MUTED[thread] -= 1
+            if not _MUTED[thread]:
+                del _MUTED[thread]
+        unpatch(printing, builtins)
+        unpatch(streams, sys)

@@ -17,6 +17,7 @@ built-in) must be the same ones. A graph baked from one module's weights is neve
 with another's: the parameters are placeholders, fetched again from the new objects.
 """
 import copy
+import weakref
 
 from .contents import container, scalar, scalar_key
 from .guards import holds
@@ -137,6 +138,7 @@ def _rebound(entry, world, facts):
     try:
         sources = [source(s) for s in entry.sources]
         grad_sets = [(move(p), i) for p, i in entry.cap.grad_sets]
+        modules = [new[old[key]] for _, key, _, _ in entry.cap.attr_sets]
         output = returned(entry.cap.output)
     except KeyError:
         return None
@@ -148,6 +150,7 @@ def _rebound(entry, world, facts):
     moved.places, moved.sources, moved.rebound, moved.counted = places(world), sources, True, False
     moved.cap = copy.copy(entry.cap)
     moved.cap.grad_sets, moved.cap.output = grad_sets, output
+    moved.cap.attr_sets = [(weakref.ref(m), id(m), *rest) for m, (_, _, *rest) in zip(modules, entry.cap.attr_sets)]
     moved.fetch = [f if s is t else fetcher(t) for f, s, t in zip(entry.fetch, entry.sources, sources)]
     moved.fixed = [None if x is None else f(None, None) for x, f in zip(entry.fixed, moved.fetch)]
     moved.varying = [(i, moved.fetch[i]) for i, _ in entry.varying]

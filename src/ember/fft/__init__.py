@@ -127,13 +127,18 @@ def _norm(norm):
     return norm
 
 
-def _inexact(input, name, real_only=False):
+def _inexact(input, name, real_only=False, out=None):
     """``input`` in a dtype the transforms compute in: integers and bools become the default
-    float; RuntimeError for half precision and, where ``real_only``, for complex input."""
+    float; RuntimeError for half precision, where ``real_only`` for complex input, and for an
+    ``out`` not complex (real, for the transforms giving real results), as torch's."""
     if real_only and input.dtype.is_complex:
         raise RuntimeError(f"{name} expects a real input tensor, but got {_NAMES[input.dtype.name]}")
     if input.dtype in (_dtype.float16, _dtype.bfloat16):
         raise RuntimeError(f"Unsupported dtype {_NAMES[input.dtype.name]}")
+    real = name in ("irfft", "hfft", "irfftn", "hfftn")
+    if out is not None and (not out.dtype.is_inexact or out.dtype.is_complex == real):
+        raise RuntimeError(f"{name} expects a {'floating point' if real else 'complex'} output tensor, but got "
+                           f"{_NAMES[out.dtype.name]}")
     return input if input.dtype.is_inexact else input.to(_dtype.get_default_dtype())
 
 
@@ -393,30 +398,30 @@ def fft(input, n=None, dim=-1, norm=None, *, out=None):
     """The DFT along ``dim``: ``X[k] = sum_j x[j] exp(-2 pi i jk/n)`` with ``x`` padded or
     trimmed to ``n``. Real and integer inputs give complex results (float32 -> complex64)
     (https://pytorch.org/docs/stable/generated/torch.fft.fft.html)."""
-    input = _inexact(input, "fft")
-    return _c2c(input, *_one_dim(input, n, dim), norm, False, out)
+    input = _inexact(input, "fft", out=out)
+    return _c2c(input, *_one_dim(input, n, dim), norm, False, out, "_fft_c2c" if input.dtype.is_complex else "_fft_r2c")
 
 
 def ifft(input, n=None, dim=-1, norm=None, *, out=None):
     """The inverse DFT along ``dim`` (1/n-scaled by default)
     (https://pytorch.org/docs/stable/generated/torch.fft.ifft.html)."""
-    input = _inexact(input, "ifft")
+    input = _inexact(input, "ifft", out=out)
     if not input.dtype.is_complex:  # as torch: a real signal's is the lazy conjugate of its DFT
-        return with_out(fft(input, n, dim, _ADJOINT_NORM[_norm(norm)]).conj(), out)
+        return with_out(fft(input, n, dim, _ADJOINT_NORM[_norm(norm)]).conj(), out, "aten::conj_physical")
     return _c2c(input, *_one_dim(input, n, dim), norm, True, out)
 
 
 def rfft(input, n=None, dim=-1, norm=None, *, out=None):
     """The DFT of a real signal, its n // 2 + 1 non-negative frequencies; RuntimeError for
     complex input (https://pytorch.org/docs/stable/generated/torch.fft.rfft.html)."""
-    input = _inexact(input, "rfft", real_only=True)
+    input = _inexact(input, "rfft", real_only=True, out=out)
     return _r2c(input, *_one_dim(input, n, dim), norm, out)
 
 
 def irfft(input, n=None, dim=-1, norm=None, *, out=None):
     """The real signal of length ``n`` (default 2(m - 1) for m bins) whose one-sided spectrum
     is ``input`` (https://pytorch.org/docs/stable/generated/torch.fft.irfft.html)."""
-    input = _inexact(input, "irfft")
+    input = _inexact(input, "irfft", out=out)
     return _c2r(input, *_one_dim(input, n, dim, _hermitian_size), norm, out)
 
 
@@ -424,14 +429,14 @@ def hfft(input, n=None, dim=-1, norm=None, *, out=None):
     """The real DFT of a Hermitian-symmetric signal given by its first half ``input``
     (``irfft(conj(input))`` rescaled; ``n`` defaults to 2(m - 1))
     (https://pytorch.org/docs/stable/generated/torch.fft.hfft.html)."""
-    input = _inexact(input, "hfft").conj()
+    input = _inexact(input, "hfft", out=out).conj()
     return _c2r(input, *_one_dim(input, n, dim, _hermitian_size), _ADJOINT_NORM[_norm(norm)], out)
 
 
 def ihfft(input, n=None, dim=-1, norm=None, *, out=None):
     """The inverse of :func:`hfft`: the one-sided inverse DFT of a real signal
     (https://pytorch.org/docs/stable/generated/torch.fft.ihfft.html)."""
-    input = _inexact(input, "ihfft", real_only=True)
+    input = _inexact(input, "ihfft", real_only=True, out=out)
     return _ihfft(input, *_one_dim(input, n, dim), norm, out)
 
 
@@ -439,34 +444,34 @@ def ihfft(input, n=None, dim=-1, norm=None, *, out=None):
 def fftn(input, s=None, dim=None, norm=None, *, out=None):
     """The DFT over ``dim`` (default: the last len(s) dims, or all), each padded or trimmed to
     ``s`` (https://pytorch.org/docs/stable/generated/torch.fft.fftn.html)."""
-    input = _inexact(input, "fftn")
+    input = _inexact(input, "fftn", out=out)
     return _c2c(input, *_dims_and_sizes(input, s, dim), norm, False, out)
 
 
 def ifftn(input, s=None, dim=None, norm=None, *, out=None):
     """The inverse DFT over ``dim`` (https://pytorch.org/docs/stable/generated/torch.fft.ifftn.html)."""
-    input = _inexact(input, "ifftn")
+    input = _inexact(input, "ifftn", out=out)
     return _c2c(input, *_dims_and_sizes(input, s, dim), norm, True, out)
 
 
 def rfftn(input, s=None, dim=None, norm=None, *, out=None):
     """The DFT of a real tensor over ``dim``, one-sided in the last of them
     (https://pytorch.org/docs/stable/generated/torch.fft.rfftn.html)."""
-    input = _inexact(input, "rfftn", real_only=True)
+    input = _inexact(input, "rfftn", real_only=True, out=out)
     return _r2c(input, *_dims_and_sizes(input, s, dim, one_sided="rfftn"), norm, out)
 
 
 def irfftn(input, s=None, dim=None, norm=None, *, out=None):
     """The real inverse of :func:`rfftn`; the last dim's size defaults to 2(m - 1)
     (https://pytorch.org/docs/stable/generated/torch.fft.irfftn.html)."""
-    input = _inexact(input, "irfftn")
+    input = _inexact(input, "irfftn", out=out)
     return _c2r(input, *_dims_and_sizes(input, s, dim, _hermitian_size, "irfftn"), norm, out)
 
 
 def hfftn(input, s=None, dim=None, norm=None, *, out=None):
     """The n-d :func:`hfft`: the real DFT of a Hermitian-symmetric signal, one-sided in the
     last of ``dim`` (https://pytorch.org/docs/stable/generated/torch.fft.hfftn.html)."""
-    input = _inexact(input, "hfftn")
+    input = _inexact(input, "hfftn", out=out)
     _dims_and_sizes(input, s, dim, one_sided="hfftn")
     return irfftn(input.conj(), s, dim, _ADJOINT_NORM[_norm(norm)], out=out)
 
@@ -474,7 +479,7 @@ def hfftn(input, s=None, dim=None, norm=None, *, out=None):
 def ihfftn(input, s=None, dim=None, norm=None, *, out=None):
     """The n-d :func:`ihfft` of a real tensor
     (https://pytorch.org/docs/stable/generated/torch.fft.ihfftn.html)."""
-    input = _inexact(input, "ihfftn", real_only=True)
+    input = _inexact(input, "ihfftn", real_only=True, out=out)
     return _ihfft(input, *_dims_and_sizes(input, s, dim, one_sided="ihfftn"), norm, out)
 
 
@@ -514,31 +519,32 @@ def _hermitian_size(m):
 
 
 # (``out`` is None in most calls: with_out is skipped, a tenth of a small transform's overhead)
-def _c2c(input, sizes, dims, norm, inverse, out):
+def _c2c(input, sizes, dims, norm, inverse, out, name="_fft_c2c"):  # (name: torch's kernel, for out='s errors)
     # A real input goes in as it is: the kernel takes it and the gradient comes back real.
     if not dims:  # the transform over no dims (fftn(x, dim=())): a complex copy, as torch's
         _norm(norm)
         result = input.to(input.dtype.to_complex()) if not input.dtype.is_complex else input.clone()
     else:
         result = apply(FftC2C, input, sizes=sizes, dims=dims, norm=_norm(norm), inverse=inverse)
-    return result if out is None else with_out(result, out)
+    return result if out is None else with_out(result, out, name)
 
 
 def _r2c(input, sizes, dims, norm, out):
     result = apply(FftR2C, input, sizes=sizes, dims=dims, norm=_norm(norm))
-    return result if out is None else with_out(result, out)
+    return result if out is None else with_out(result, out, "_fft_r2c")
 
 
 def _c2r(input, sizes, dims, norm, out):
     x = input if input.dtype.is_complex else input.to(input.dtype.to_complex())
     result = apply(FftC2R, x, sizes=sizes, dims=dims, norm=_norm(norm))
-    return result if out is None else with_out(result, out)
+    return result if out is None else with_out(result, out, "_fft_c2r")
 
 
 def _ihfft(input, sizes, dims, norm, out):
     spectrum = apply(FftR2C, input, sizes=sizes, dims=dims, norm=_ADJOINT_NORM[_norm(norm)])
     # As torch: over one dim the result is a lazy conjugate (is_conj()), over more a computed one.
-    return with_out(spectrum.conj() if len(dims) == 1 else conj_physical(spectrum), out)
+    return with_out(spectrum.conj() if len(dims) == 1 else conj_physical(spectrum), out,
+                    "aten::conj_physical" if len(dims) == 1 else "_fft_c2c")
 
 
 # ---- frequencies and shifts -------------------------------------------------------------------------

@@ -23,6 +23,7 @@ import weakref
 
 from .. import fft, linalg, special  # noqa: F401 (loaded, so that their functions are intercepted)
 from .._tensor import Tensor
+from .._tensor_subclass import Overridable
 from ..nn import functional  # noqa: F401
 from .graph import Graph
 from .node import Node, _public_namespaces
@@ -225,8 +226,8 @@ class _Intercepting:
         return proxy.tracer.create_proxy("call_function", self.__wrapped__, args, kwargs)
 
     def __eq__(self, other):
-        return other is self or other is self.__wrapped__ or (isinstance(other, _Intercepting) and
-                                                               other.__wrapped__ is self.__wrapped__)
+        return other is self or self.__wrapped__ == other or (isinstance(other, _Intercepting) and
+                                                              other.__wrapped__ is self.__wrapped__)
 
     def __hash__(self):
         return hash(self.__wrapped__)
@@ -282,7 +283,8 @@ class _Interception:
         if self.users == 0:
             for path, namespace in _public_namespaces():
                 for name, value in list(vars(namespace).items()):
-                    if (not name.startswith("_") or name == "_assert") and isinstance(value, types.FunctionType):
+                    if (not name.startswith("_") or name == "_assert") and isinstance(value, (types.FunctionType,
+                                                                                           Overridable)):
                         keywords = path == "torch.nn.functional" and name not in _BUILT_IN_FUNCTIONAL
                         # one wrapper per function and convention: names of one function stay one object
                         wrapper = self.wrappers.setdefault((value, keywords), _Intercepting(value, keywords))

@@ -4,6 +4,7 @@ uninitialized forms, ``UninitializedParameter`` and ``UninitializedBuffer``, whi
 modules (:mod:`ember.nn.modules.lazy`) hold until their first forward gives them a shape."""
 from .._creation import empty
 from .._tensor import Tensor
+from .._tensor_subclass import disabled_torch_function_impl
 
 __all__ = ["Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer", "is_lazy"]
 
@@ -18,6 +19,7 @@ class Parameter(Tensor):
     (no copy); ``data=None`` gives an empty float tensor. Operations on a Parameter return plain
     Tensors. Raises RuntimeError when ``requires_grad`` is asked of a non-floating dtype.
     """
+    __torch_function__ = disabled_torch_function_impl  # (torch's: a Parameter overrides nothing)
 
     def __new__(cls, data=None, requires_grad=True):
         if data is None:
@@ -42,6 +44,7 @@ class Buffer(Tensor, metaclass=_BufferMeta):
     """``Buffer(data=None, *, persistent=True)``: marks a tensor so that assigning it to a
     Module registers it as a buffer (``persistent=False`` keeps it out of ``state_dict``).
     Returns a detached tensor sharing ``data``'s storage."""
+    __torch_function__ = disabled_torch_function_impl
 
     def __new__(cls, data=None, *, persistent=True):
         if data is None:
@@ -66,6 +69,7 @@ class UninitializedTensorMixin:
     ``to``/``float``/``double``/``half``/``size`` act on the empty placeholder (a dtype
     chosen before the first forward is kept)."""
     __slots__ = ()
+    __torch_function__ = disabled_torch_function_impl
     _data = property(_refuse, _DATA.__set__)
 
     def materialize(self, shape, device=None, dtype=None):

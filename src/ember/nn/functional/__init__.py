@@ -6,6 +6,9 @@ Everything is written in ember ops; the few fused primitives (``linear``,
 activations whose PyTorch derivative makes a choice at a kink) are entries in
 :mod:`ember._ops`. Users import the functions from here, as from ``torch.nn.functional``.
 """
+import sys
+
+from ... import _tensor_subclass
 from .linear import linear, bilinear
 from .dropout import dropout, dropout1d, dropout2d, dropout3d, alpha_dropout, feature_alpha_dropout
 from .activation import (
@@ -69,3 +72,5 @@ __all__ = [
     "scaled_dot_product_attention", "multi_head_attention_forward",
     "embedding", "embedding_bag", "one_hot",
 ]
+
+_tensor_subclass.wrap_namespace(sys.modules[__name__])  # (when a Tensor subclass came first)

@@ -35,10 +35,12 @@ def _generate_square_subsequent_mask(sz, device=None, dtype=None):
 
 
 def _activation(activation):
-    """``activation`` as a callable: "relu", "gelu" or a callable (RuntimeError otherwise)."""
-    if activation == "relu":
+    """``activation`` as a callable: "relu", "gelu" or a callable (RuntimeError otherwise).
+    The default ``F.relu``, bound when this module loaded, is the namespace's current one (a
+    wrapper once a Tensor subclass turned ``__torch_function__`` overrides on), as torch's."""
+    if activation == "relu" or activation == F.relu:
         return F.relu
-    if activation == "gelu":
+    if activation == "gelu" or activation == F.gelu:
         return F.gelu
     if isinstance(activation, str):
         raise RuntimeError(f"activation should be relu/gelu, not {activation}")

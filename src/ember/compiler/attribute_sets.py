@@ -1,0 +1,79 @@
+"""A module attribute set to a tensor the graph computes (``self.src_mask = mask`` in
+word_language_model's ``TransformerModel.forward``): a side effect each replay repeats.
+
+torch's dynamo records such a write as a side effect and replays it after the graph runs, the
+attribute then holding the compiled graph's output (one graph; the next call's guards see a
+tensor there). ember's recording notes the modules' attributes before the call
+(:func:`attributes_before`); one the call set to a tensor made by an op of the graph that needs
+no gradient is no Python side effect breaking the graph (:func:`tensor_attributes_set`,
+:func:`as_before` while the recording compares the Python state) but an extra output of the graph,
+set on the module after each replay (:func:`set_attributes`). One holding a tensor with autograd
+history, an input or anything else still breaks the graph.
+"""
+import contextlib
+import weakref
+
+from .._tensor import Tensor
+
+__all__ = ["attributes_before", "tensor_attributes_set", "as_before", "noted", "extra", "set_attributes"]
+
+_ABSENT = object()
+
+
+def attributes_before(world):
+    """``[(module, its attributes)]``: the modules' own attributes (``vars``) before a call."""
+    return [(m, dict(vars(m))) for m in world.all_modules]
+
+
+def tensor_attributes_set(before, made):
+    """``[(module, name, tensor, old value)]``: the attributes the call set (``before``:
+    :func:`attributes_before`) to a tensor needing no gradient for which ``made(tensor)`` (an op
+    of the graph computed it)."""
+    found = []
+    for m, old in before:
+        for name, value in vars(m).items():
+            was = old.get(name, _ABSENT)
+            if value is not was and isinstance(value, Tensor) and not value.requires_grad and made(value):
+                found.append((m, name, value, was))
+    return found
+
+
+@contextlib.contextmanager
+def as_before(sets):
+    """The attributes ``sets`` (:func:`tensor_attributes_set`) hold their old values while it runs
+    (``object``'s ``__setattr__``: the module's own does not run)."""
+    for m, name, _, was in sets:
+        if was is _ABSENT:
+            object.__delattr__(m, name)
+        else:
+            object.__setattr__(m, name, was)
+    try:
+        yield
+    finally:
+        for m, name, value, _ in sets:
+            object.__setattr__(m, name, value)
+
+
+def noted(sets, returned, first_output):
+    """The capture's ``attr_sets``: ``(weak reference to the module, its id, name, output index)``
+    of each of ``sets``: a tensor the call returns too is that result (``returned``: the flat
+    results), the others the outputs from ``first_output`` on (:func:`extra`)."""
+    noted, k = [], first_output
+    for m, name, t, _ in sets:
+        j = next((j for j, r in enumerate(returned) if r is t), None)
+        noted.append((weakref.ref(m), id(m), name, k if j is None else j))
+        k += j is None
+    return noted
+
+
+def extra(sets, returned):
+    """The tensors of ``sets`` the graph outputs after the others (those not ``returned``)."""
+    return [t for _, _, t, _ in sets if not any(r is t for r in returned)]
+
+
+def set_attributes(attr_sets, results):
+    """Sets each module attribute of ``attr_sets`` (a capture's) to its output in ``results``."""
+    for ref, _, name, i in attr_sets:
+        m = ref()
+        if m is not None:
+            setattr(m, name, results[i])
