@@ -38,6 +38,8 @@ class LeakyRelu(Op):
 
     @staticmethod
     def forward(x, negative_slope=0.01):
+        if _half(x.dtype):  # (at float32, as torch's opmath: the slope not rounded to 16 bits)
+            return namespace(x).where(x > 0, x, (x.astype(np.float32) * np.float32(negative_slope)).astype(x.dtype))
         return namespace(x).where(x > 0, x, x * x.dtype.type(negative_slope))
 
     @staticmethod

@@ -230,7 +230,9 @@ def addcdiv(input, tensor1, tensor2, *args, value=1, out=None):
     dtype = _dtype.result_type(input, tensor1, tensor2)
     if dtype in (_dtype.float16, _dtype.bfloat16):  # torch's kernel computes in float32, rounds once
         input, tensor1, tensor2 = (t.to(_dtype.float32) for t in (input, tensor1, tensor2))
-    q = (tensor1 if value == 1 else tensor1 * value) / tensor2  # (torch's grouping: value times tensor1 first)
+    # (torch's grouping: value times tensor1 first; exact at 1 for a floating tensor1, so value is not
+    # compared: a compiled function's float argument stays a graph input)
+    q = (tensor1 * value if tensor1.dtype.is_floating_point or value != 1 else tensor1) / tensor2
     return with_out(named((input + q).to(dtype), "AddcdivBackward0"), out)
 
 
@@ -238,7 +240,8 @@ def _check_float_number(number, dtype):
     """RuntimeError where torch's float32 (or 16-bit) kernel converts a real number argument
     (lerp's weight, addcmul's and addcdiv's value) checked to float: beyond float32's range."""
     if isinstance(number, (int, float)) and dtype in (_dtype.float32, _dtype.float16, _dtype.bfloat16):
-        real_if_fits(number, _dtype.float32)
+        # (a float read as a plain one: a compiled function's guard tells a float beyond float32's range apart)
+        real_if_fits(float(number) if isinstance(number, float) else number, _dtype.float32)
 
 
 def _addc_args(name, tensor1, tensor2, args, value):

@@ -122,7 +122,7 @@ class Tracer(_core.Observer):
     def op_enter(self, op, inputs, attrs):
         """While int arguments are traced (:mod:`.traced_ints`), the op runs on (and records)
         their plain values: NumPy takes an int subclass as an int64 array, not as a Python number."""
-        if TRACING and self.thread == threading.get_ident():  # (and traced floats' positions: traced_floats.py)
+        if TRACING.value and self.thread == threading.get_ident():  # (and traced floats' positions: traced_floats.py)
             self.traced_now, self.floats_now = traced_operands(op, inputs, attrs)
             return tuple(map(plain, inputs)), {k: plain(v) for k, v in attrs.items()}
         return None
@@ -148,10 +148,11 @@ class Tracer(_core.Observer):
             if op.promote == "float" and not dtype.is_inexact:
                 dtype = get_default_dtype()
         args = tuple(self.arg(x, dtype) for x in inputs)
-        args, attrs = float_nodes(self, args, attrs, dtype, output) if TRACING else (args, attrs)
+        inplace = attrs.get("inplace") and getattr(op, "mutates", None)
+        if TRACING.value:
+            op, args, attrs = float_nodes(self, op, args, attrs, dtype, output)
         if getattr(op, "hyperparameters", None):
             args = self.hyperparameter_inputs(op, inputs, args)
-        inplace = attrs.get("inplace") and getattr(op, "mutates", None)
         if inplace:  # recorded as the functional op, then a write per updated input
             attrs = dict(attrs, inplace=False)
         if getattr(op, "untracked_view", False):
@@ -162,11 +163,11 @@ class Tracer(_core.Observer):
         if self.grad_mode is not None and STATE.enabled != self.grad_mode:  # enable_grad / no_grad inside
             meta["grad_enabled"] = STATE.enabled  # (a replay through the dispatcher runs it so: replay.py)
         node = self.graph.call_op(op, args, attrs, meta)
-        if TRACING:
+        if TRACING.value:
             self.graph.traced_operands[node] = self.traced_now
         self.bind(output, node)
-        if inplace:
-            for i, result in zip(op.mutates, output):
+        if inplace:  # (the recorded op's mutates: float_nodes may record another op)
+            for i, result in zip(inplace, output):
                 if inputs[i] is not None:
                     self.op_write(inputs[i], result)
 

@@ -18,7 +18,7 @@ from .contents import LARGE
 from .group_writes import watched_groups
 from .side_effects import GLOBALS_SEEN, global_names, plain_object
 from .symbolic import Cond, Expr, evaluate, free_symbols, symbol
-from .traced_floats import float_conditions, note_unseen
+from .traced_floats import float_conditions, mark_returned, note_unseen
 from .traced_ints import INT_POSITIONS, MADE, MINMAX, SAVED, TRACING, VALUES, TracedFloat, TracedInt, Uses, patch_math, patch_minmax, plain, unpatch_math
 
 __all__ = ["ARG", "int_symbols", "static_ints", "traced_capture", "int_ranges", "returned_ints", "fit_returned",
@@ -56,7 +56,7 @@ def traced_capture(fn, args, kwargs, world, fullgraph, joint, uses, values, symb
         # ``step`` it would be guarded as an object, by identity), in replays too
         cap.returned_exprs = [v.expr if type(v) is TracedInt else None for v in returned_ints(cap.output)]
         cap.int_symbols = {e.args[0] for e in symbols.values()}
-        cap.output = plain(cap.output)
+        cap.output = plain(mark_returned(cap.output))  # (a float of float arguments: computed at each call)
         return plain(result), cap
     finally:
         unpatch_math(patched, builtins)
@@ -366,7 +366,7 @@ def _floats_made():
     made = list(MADE)
     MADE.clear()
     for saved, j, value in SAVED:
-        saved[j] = (value, None)
+        saved[j] = value
     SAVED.clear()
     return made
 
@@ -414,11 +414,8 @@ def float_capture(run, args, kwargs, world, positions):
                 raise
             cap = None
         if cap is not None:
-            note_unseen(cap)
-            for f in instances_in((result, cap.output), TracedFloat):  # a float returned: its value baked in
-                for seen in f.uses:
-                    seen.append(("returned", "(the function's result)"))
-            cap.output = plain(cap.output)
+            note_unseen(cap)  # (a float returned: computed from the arguments at each call, else a use)
+            cap.output = plain(mark_returned(cap.output))
     finally:
         TRACING.remove(uses)
         unpatch_math(patched)

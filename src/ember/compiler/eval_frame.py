@@ -31,7 +31,7 @@ from .capture import capture, input_names, unflatten
 from .config_module import ConfigPatch
 from .dynamic import capture_dynamic, marks as _marks, verify
 from .dynamic_ints import float_capture, int_symbols, static_ints
-from .traced_floats import fill_floats, float_guards, float_inputs, float_positions
+from .traced_floats import fill_floats, has_returned_floats, float_guards, float_inputs, float_positions, returned_floats
 from .breaks import SPARSE, sparse_argument as _sparse_argument
 from .exc import FailOnRecompileLimitHit, Unsupported
 from ..fx.experimental import dynamic_spec as _dynamic_spec  # imports this package back: read late
@@ -111,7 +111,7 @@ class _Entry:
         fixed = [s[0] in ("param", "tensor") or share for s, share in zip(sources, shared)]
         self.fixed = [f(None, None) if same else None for f, same in zip(self.fetch, fixed)]
         self.varying = [(i, f) for i, (f, same) in enumerate(zip(self.fetch, fixed)) if not same]
-        self.floats = float_inputs(sources)  # (float arguments: traced_floats.py)
+        self.floats, self.marked = float_inputs(sources), has_returned_floats(cap.output)
         self.mutated = [graph.placeholders.index(p) for p, _ in graph.mutations]
         if self.joint is not None and backend in ("aot_eager", "inductor"):
             # forward and backward both compiled, joined by one autograd node
@@ -200,7 +200,7 @@ class _Entry:
         for p, i in self.cap.grad_sets:
             p.grad = None if i is None else results[i]
         set_attributes(self.cap.attr_sets, results)
-        return unflatten(self.cap.output, iter(results), sizes)
+        return returned_floats(unflatten(self.cap.output, iter(results), sizes), self.marked, args, kwargs)
 
 
 def _codegen(graph, options):

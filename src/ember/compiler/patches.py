@@ -9,7 +9,8 @@ import contextlib
 import sys
 import threading
 
-__all__ = ["patch", "unpatch", "breaking_print", "from_user", "quiet_output", "LIBRARIES", "PRINT", "WRITE"]
+__all__ = ["patch", "unpatch", "breaking_print", "from_user", "quiet_output", "LIBRARIES", "PRINT", "WRITE",
+           "PerThread"]
 
 # the top-level packages whose code is no user code (its calls, prints and reads are not the user's)
 LIBRARIES = {"ember", "numpy", "scipy", "torch", "functools", "builtins", "threadpoolctl", "ml_dtypes"}
@@ -157,3 +158,35 @@ def quiet_output():
                 del _MUTED[thread]
         unpatch(printing, builtins)
         unpatch(streams, sys)
+
+
+class PerThread(threading.local):
+    """A list, set or dict (``kind``) of which each thread has its own: a recording's notes
+    (:data:`.traced_ints.TRACING`, the values its traced ints took, ...), which a recording on
+    another thread at the same time must neither read nor clear. Its contents are read and
+    written through the list's, set's or dict's methods, ``in``, ``[]``, iteration and truth, or
+    as ``value`` (this thread's container itself: what a check on every op reads, without a call)."""
+
+    def __init__(self, kind):
+        self.value = kind()
+
+    def __getattr__(self, name):  # (append, remove, clear, add, pop, update, ...)
+        return getattr(self.value, name)
+
+    def __bool__(self):
+        return bool(self.value)
+
+    def __len__(self):
+        return len(self.value)
+
+    def __iter__(self):
+        return iter(self.value)
+
+    def __contains__(self, item):
+        return item in self.value
+
+    def __getitem__(self, key):
+        return self.value[key]
+
+    def __setitem__(self, key, item):
+        self.value[key] = item

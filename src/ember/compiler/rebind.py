@@ -23,6 +23,7 @@ from .contents import container, scalar, scalar_key
 from .guards import holds
 from .sources import ATTRIBUTES, AttributesRead, fetcher
 from .structure import is_slot
+from .traced_floats import ReturnedFloat
 
 __all__ = ["objects", "places", "canonical", "remember", "find", "keep"]
 
@@ -134,7 +135,7 @@ def _rebound(entry, world, facts):
             return type(value)(*items) if hasattr(value, "_fields") else type(value)(items)
         if isinstance(value, dict):
             return type(value)((k, returned(v)) for k, v in value.items())
-        return value if scalar(value) or is_slot(value) else move(value)
+        return value if scalar(value) or is_slot(value) or type(value) is ReturnedFloat else move(value)
     try:
         sources = [source(s) for s in entry.sources]
         grad_sets = [(move(p), i) for p, i in entry.cap.grad_sets]

@@ -29,7 +29,7 @@ from ..autograd.graph import AccumulateGrad
 from ..optim.optimizer import Optimizer
 from .group_writes import group_state
 from .named_reads import direct_calls_only, requested_name
-from .patches import LIBRARIES as _LIBRARIES, from_user as _from_user
+from .patches import LIBRARIES as _LIBRARIES, PerThread, from_user as _from_user
 from .quiet_ops import QuietOps, unwatched
 from .sources import history_nodes
 from .traced_ints import TRACING
@@ -136,7 +136,7 @@ class _Recordings(threading.local):
 
 
 _THIS = _Recordings()
-GLOBALS_SEEN = []  # (globals, name) of the last recording's
+GLOBALS_SEEN = PerThread(list)  # (globals, name) of the thread's last recording's
 # names whose use reads attributes by a computed name: the names alone no longer tell what was read
 _DYNAMIC_READS = frozenset({"attrgetter", "methodcaller", "vars", "__dict__", "__getattribute__", "getattr_static"})
 _CALLED = frozenset({"getattr", "hasattr"})  # (called directly: each call's name is seen, _io_hook)
@@ -315,10 +315,10 @@ def _io_hook(frame, event, fn):
         what = _io_call(fn) if this.breaks else None
         if what is not None and _from_user(frame):
             this.breaks[-1](f"{what} is input or output, a Python side effect (a replay would not repeat it)")
-        elif TRACING and getattr(fn, "__module__", None) in ("math", "cmath") and _from_user(frame) and \
+        elif TRACING.value and getattr(fn, "__module__", None) in ("math", "cmath") and _from_user(frame) and \
                 fn.__name__ not in ("floor", "ceil", "trunc"):  # (those call a float subclass's __floor__)
             note_math_calls(frame)  # (math.sqrt(lr): a traced float's value read without its methods)
-    elif TRACING and event in ("call", "return"):  # the traced int arguments' reads (traced_reads.py)
+    elif TRACING.value and event in ("call", "return"):  # the traced int arguments' reads (traced_reads.py)
         note_frame(frame, event == "call" and _from_user(frame), event == "return" and _own_module(frame) not in _NOT_USER)
 
 

@@ -14,11 +14,12 @@ float, nan, inf and -0.0 included.
 A comparison with a number in the user's code (``if lr > 0.5``) is guarded by its outcome
 (:func:`float_conditions`), and ``lr ** 0.5``, ``round(lr, 2)``, ``math.sqrt(lr)``, ``round(lr)
 + 1``, ``math.floor(lr) / 4`` are inputs that Python computes from the arguments at each call
-(``("float_arg", how)``), guarded to give a float (an int in C's range for an int). A float that
+(``("float_arg", how)``), guarded to give a float (an int in C's range for an int); so is a
+float the function returns (:class:`ReturnedFloat`: ``return loss, lr * 2``). A float that
 was used otherwise (``int(lr)``, ``f"{lr}"``, ``math.exp(lr)``, a
 comparison in ember's own code such as ``dropout``'s check of ``p``, an op's attribute other
-than ``add``'s ``alpha``, a float returned) keeps its value guarded: a graph per value, as
-before. So does one whose value (or its float32 rounding) is found in the graph where
+than ``add``'s ``alpha``, ``leaky_relu``'s slope and ``addcmul``'s ``value``) keeps its value
+guarded: a graph per value, as before. So does one whose value (or its float32 rounding) is found in the graph where
 it did not come as the traced float (:func:`note_unseen`: an autograd node saves an op's
 operand as a plain float; NumPy reads a float subclass without its methods).
 """
@@ -29,9 +30,11 @@ import numpy as np
 
 from .._backend import INT_MIN, UINT_END
 from .._creation import ToDtype
+from .. import _dtype
 from .._dtype import bfloat16, float16, float64
-from .._ops.pointwise_binary import Add, Div, Mul, Sub
+from .._ops.pointwise_binary import Add, Div, Mul, Sub, Where
 from .._ops.pointwise_unary import Neg
+from .._ops.compare import Gt
 from .._tensor import Tensor
 from .contents import NAN
 from .graph import instances_in
@@ -39,7 +42,8 @@ from .symbolic import evaluate, free_symbols
 from .traced_ints import COMPARISONS, INT_POSITIONS, MADE, MATH, SAVED, FloatInt, TracedFloat, TracedInt
 
 __all__ = ["ANY_FLOAT", "ANY_HUGE_FLOAT", "float_positions", "float_guards", "float_conditions", "float_nodes",
-           "float_inputs", "fill_floats", "note_unseen"]
+           "float_inputs", "fill_floats", "note_unseen", "ReturnedFloat", "mark_returned", "returned_floats",
+           "has_returned_floats"]
 
 
 class _AnyFloat:
@@ -220,17 +224,20 @@ _OPS = {"add": Add, "sub": Sub, "mul": Mul, "div": Div}
 _SCALAR = {"shape": (), "dtype": float64, "requires_grad": False}
 
 
-def float_nodes(tracer, args, attrs, dtype, output):
-    """``(args, attrs)`` of an op (graph arguments) with the operands at the positions of
+def float_nodes(tracer, op, args, attrs, dtype, output):
+    """``(op, args, attrs)`` of an op (graph arguments) with the operands at the positions of
     ``tracer.floats_now`` (``{position: traced float}``) the traced floats' nodes, cast to
     ``dtype``, the op's; ``"alpha"`` there (``add``'s scale) becomes a product ``b * alpha``, as
-    eager computes it. A float the op takes otherwise, with no floating-point dtype or ``b`` a
-    number, or of float16 or bfloat16 (eager computes at float32: ``x_half * 70000.0`` is 0 at
+    eager computes it, ``leaky_relu``'s slope ``where(x > 0, x, x * slope)`` and ``addcmul``'s
+    value ``addcmul(input, tensor1 * value, tensor2)`` (:data:`~.traced_ints.ATTRIBUTE_INPUTS`). A
+    float the op takes otherwise, with no floating-point dtype or ``b`` a number, or of float16 or bfloat16 (eager computes at float32: ``x_half * 70000.0`` is 0 at
     0, a float16 cast of the number would be inf), is a use: its value stays. The autograd node
     of ``output`` saves the traced floats (:func:`_save_traced`)."""
     floats = tracer.floats_now
     if not floats:
-        return args, attrs
+        return op, args, attrs
+    if any(type(j) is str and j != "alpha" for j in floats):  # (an attribute of an op without promotion)
+        dtype = output.dtype
     b = args[1] if "alpha" in floats else None
     why = "an operand of an op without a floating-point dtype"
     if dtype in (float16, bfloat16):  # (a cast node would round the number first)
@@ -240,7 +247,7 @@ def float_nodes(tracer, args, attrs, dtype, output):
         for f in floats.values():
             for seen in f.uses:
                 seen.append((why, "(in the recording)"))
-        return args, attrs
+        return op, args, attrs
     args = list(args)
     for j, f in floats.items():
         node = _node(tracer, f)
@@ -248,26 +255,36 @@ def float_nodes(tracer, args, attrs, dtype, output):
             node = tracer.graph.call_op(ToDtype, (node,), {"dtype": dtype}, dict(_SCALAR, dtype=dtype))
         if j == "alpha":
             args[1] = tracer.graph.call_op(Mul, (b, node), {}, dict(b.meta, dtype=dtype))
-            attrs = {k: v for k, v in attrs.items() if k != "alpha"}
+            attrs = {k: v for k, v in attrs.items() if k != j}
+        elif j == "negative_slope":  # (eager's ``x > 0 ? x : x * slope``, in ops the C code fuses)
+            meta = {"shape": tuple(output.shape), "dtype": dtype, "requires_grad": output.requires_grad}
+            positive = tracer.graph.call_op(Gt, (args[0], 0), {}, dict(meta, dtype=_dtype.bool, requires_grad=False))
+            op, args, attrs = Where, [positive, args[0], tracer.graph.call_op(Mul, (args[0], node), {}, meta)], {}
+        elif j == "value":  # (addcmul's ``fma(value * tensor1, tensor2, input)``: the product a node)
+            args[1] = tracer.graph.call_op(Mul, (args[1], node), {}, dict(args[1].meta, dtype=dtype))
+            attrs = dict(attrs, value=1.0)
         else:
             args[j] = node
     _save_traced(output, floats)
-    return tuple(args), attrs
+    return op, tuple(args), attrs
 
 
 def _save_traced(output, floats):
-    """Sets the inputs the autograd node of ``output`` saved (the plain floats the op ran on)
-    at the positions of ``floats`` to the traced floats: its backward, recorded too, then takes
-    them as the graph's nodes (``x * lr`` with ``x`` requiring grad: ``g * lr``). They are put
-    back plain after the recording (:data:`~.traced_ints.SAVED`): NumPy would take a float
-    subclass as float64."""
-    saved = getattr(getattr(output, "_grad_fn", None), "_saved", None)
-    if type(saved) is list:
-        for j, f in floats.items():
-            if type(j) is int and j < len(saved) and type(saved[j][0]) is (int if type(f) is FloatInt else float) \
-                    and saved[j][1] is None:
-                SAVED.append((saved, j, saved[j][0]))
-                saved[j] = (f, None)
+    """Sets the inputs (and attributes) the autograd node of ``output`` saved (the plain floats
+    the op ran on) at the positions of ``floats`` to the traced floats: its backward, recorded
+    too, then takes them as the graph's nodes (``x * lr`` with ``x`` requiring grad: ``g * lr``).
+    They are put back plain after the recording (:data:`~.traced_ints.SAVED`): NumPy would take a
+    float subclass as float64."""
+    node = getattr(output, "_grad_fn", None)
+    saved, kept = getattr(node, "_saved", None), getattr(node, "attrs", None)
+    for j, f in floats.items():
+        if type(j) is int and type(saved) is list and j < len(saved) \
+                and type(saved[j][0]) is (int if type(f) is FloatInt else float) and saved[j][1] is None:
+            SAVED.append((saved, j, saved[j]))
+            saved[j] = (f, None)
+        elif type(j) is str and type(kept) is dict and type(kept.get(j)) is float:
+            SAVED.append((kept, j, kept[j]))
+            kept[j] = f
 
 
 def _node(tracer, f):
@@ -319,7 +336,9 @@ def note_unseen(cap):
         v = float.__float__(f)
         if v != v:
             nans.append(f)
-        for key in {v, float(np.float32(v))} if v == v else ():
+        with np.errstate(over="ignore"):  # (beyond float32's range: its rounding is inf)
+            rounded = float(np.float32(v))
+        for key in {v, rounded} if v == v else ():
             values.setdefault(key, []).append(f)
     hit = []
     for node in cap.graph.nodes:
@@ -335,3 +354,70 @@ def note_unseen(cap):
     for f in hit:
         for seen in f.uses:
             seen.append(("a plain number of the graph equal to it", "(in the recording)"))
+
+
+class ReturnedFloat:
+    """In a graph's returned structure, a float (or an int) Python computed from float arguments,
+    or int arguments the graph takes as symbols, and numbers (``return loss, lr``, ``lr * 2``,
+    ``round(lr)``, ``k * 0.5``): ``how`` (:func:`_how`), computed again from each call's arguments
+    (:func:`returned_floats`), as torch returns a symbolic float."""
+    __slots__ = ("how",)
+
+    def __init__(self, how):
+        self.how = how
+
+    def __eq__(self, other):
+        return type(other) is ReturnedFloat and other.how == self.how
+
+    def __hash__(self):
+        return hash(ReturnedFloat)
+
+    def __repr__(self):
+        return f"ReturnedFloat({_spell(self.how)})"
+
+
+def _of_arguments(f):
+    """Whether traced float ``f`` is computed from arguments and numbers only (a traced int's
+    symbols' positions are known while its recording runs: :data:`~.traced_ints.INT_POSITIONS`)."""
+    if type(f) is TracedInt:
+        return f.expr is not None and all(name in INT_POSITIONS for name in free_symbols(f.expr))
+    return type(f) not in _TRACED or f.how[0] == "argument" or all(_of_arguments(v) for v in f.how[1:])
+
+
+def mark_returned(value):
+    """``value`` (a returned structure: tuples, named tuples, lists, dicts) with each traced float
+    or :class:`~.traced_ints.FloatInt` computed from arguments a :class:`ReturnedFloat`; each other
+    traced float in it a use (its value returned as recorded: a graph per value)."""
+    if type(value) in _TRACED:
+        if _of_arguments(value):
+            return ReturnedFloat(_how(value))
+        for seen in value.uses:
+            seen.append(("returned", "(the function's result)"))
+        return value
+    if isinstance(value, (tuple, list)):
+        items = [mark_returned(v) for v in value]
+        return type(value)(*items) if hasattr(value, "_fields") else type(value)(items)
+    if isinstance(value, dict):
+        return type(value)((k, mark_returned(v)) for k, v in value.items())
+    return value
+
+
+def has_returned_floats(output):
+    """Whether a graph's returned structure holds a :class:`ReturnedFloat`."""
+    return next(instances_in(output, ReturnedFloat), None) is not None
+
+
+def returned_floats(value, marked, args, kwargs):
+    """``value`` (a replay's returned structure) with each :class:`ReturnedFloat` the float it
+    computes from this call's arguments; ``value`` itself unless ``marked`` (the graph's
+    structure holds one)."""
+    if not marked:
+        return value
+    if type(value) is ReturnedFloat:
+        return _value(value.how, (*args, *kwargs.values()).__getitem__)
+    if isinstance(value, (tuple, list)):
+        items = [returned_floats(v, True, args, kwargs) for v in value]
+        return type(value)(*items) if hasattr(value, "_fields") else type(value)(items)
+    if isinstance(value, dict):
+        return type(value)((k, returned_floats(v, True, args, kwargs)) for k, v in value.items())
+    return value

@@ -33,22 +33,23 @@ import sysconfig
 
 import numpy as np
 
-from .patches import patch, unpatch
+from .patches import PerThread, patch, unpatch
 from .structure import EMBER_DIR, user_frame
 from .symbolic import Expr, minimum, subexpressions
 
-__all__ = ["TracedInt", "TracedFloat", "FloatInt", "Uses", "TRACING", "VALUES", "MINMAX", "MADE", "SAVED", "INT_POSITIONS", "plain", "traced",
+__all__ = ["TracedInt", "TracedFloat", "FloatInt", "Uses", "TRACING", "VALUES", "MINMAX", "MADE", "SAVED", "INT_POSITIONS", "plain", "traced", "ATTRIBUTE_INPUTS",
            "traced_operands", "MATH", "COMPARISONS",
            "patch_math", "unpatch_math", "patch_minmax"]
 
 # the Uses being noted now (non-empty while a recording traces int or float arguments), the values
 # the traced ints of this recording took (an autograd node saves an op's operand as a plain int),
 # the traced floats it made, and the autograd nodes' saved inputs it set to traced floats
-# (``(saved list, position, plain value)``: put back after it)
-TRACING, VALUES, MADE, SAVED = [], set(), [], []
+# (``(saved list or attributes, position or name, plain entry)``: put back after it)
+# (each thread's own: two threads may record at once)
+TRACING, VALUES, MADE, SAVED = PerThread(list), PerThread(set), PerThread(list), PerThread(list)
 # a ``min``/``max`` expression of traced ints (``min(i0, 2)``): the comparison its operand's pick came from
-MINMAX = {}
-INT_POSITIONS = {}  # the traced ints' symbols -> their arguments' positions (``k * 0.5``: traced_floats)
+MINMAX = PerThread(dict)
+INT_POSITIONS = PerThread(dict)  # the traced ints' symbols -> their arguments' positions (``k * 0.5``: traced_floats)
 
 _EMBER = EMBER_DIR + os.sep
 _NUMPY, _STDLIB = os.path.dirname(np.__file__) + os.sep, sysconfig.get_paths()["stdlib"] + os.sep
@@ -177,7 +178,8 @@ for _name in dir(int):
 
 class TracedFloat(float):
     """A float argument (or a float computed from traced ones and numbers by ``+``, ``-``,
-    ``*``, ``/`` by a number other than 0, unary ``-``, or with a number by ``**`` and
+    ``*``, ``/`` by a number or a traced float of float arguments other than 0 (then guarded
+    nonzero: :func:`_divisor`), unary ``-``, or with a number by ``**`` and
     ``round(f, n)``) while the function is recorded:
     ``uses``, the :class:`Uses` of the arguments it comes from; ``how``, ``("argument",
     position)`` or ``(operation, left, right)`` (``("neg", x, None)``), each operand a traced
@@ -294,7 +296,7 @@ def _float_noting(name, method):
                     return TracedFloat(result, self.uses, (_PYTHON_COMPUTED[name], other, self) if name == "__rpow__"
                                        else (_PYTHON_COMPUTED[name], self, other))
             if how is not None and (type(other) in (int, bool, float) and not (how[0] == "div" and other == 0)
-                                    or type(other) is TracedFloat and how[0] != "div"):
+                                    or type(other) is TracedFloat and (how[0] != "div" or _divisor(other))):
                 uses = self.uses + tuple(u for u in getattr(other, "uses", ()) if u not in self.uses)
                 return TracedFloat(method(self, other), uses,
                                    (how[0], other, self) if how[1] else (how[0], self, other))
@@ -307,6 +309,17 @@ def _float_noting(name, method):
 
 
 _NUMBERS = (int, float, complex, np.number)
+
+
+def _divisor(f):
+    """Whether traced float ``f`` may divide while traced (``lr / bc``): computed from float
+    arguments, not 0 (Python's ZeroDivisionError), which its arguments' guards then check
+    (``Uses.compared``: ``f != 0.0``)."""
+    if float.__float__(f) == 0 or not all(seen.floats for seen in f.uses):
+        return False
+    for seen in f.uses:
+        seen.compared.append(("__ne__", 0.0, True, f))
+    return True
 
 # ``math``'s functions of one float that torch 2.13 traces (``math.exp``, ``log``, ``fabs``, ``erf``
 # ... it specialises): while floats are traced, ``math.sqrt(lr)`` called from the user's code makes a
@@ -380,14 +393,21 @@ for _name in dir(float):
         setattr(TracedFloat, _name, _float_noting(_name, getattr(float, _name)))
 
 
+# the float attribute an op's graph node may take as an input (traced_floats.float_nodes)
+ATTRIBUTE_INPUTS = {"Add": "alpha", "Sub": "alpha", "LeakyRelu": "negative_slope", "Addcmul": "value"}
+
+
 def traced_operands(op, inputs, attrs):
     """``{position: expression}`` of an op's ``inputs`` that are traced ints (None: a plain int
-    with one's value, :func:`traced`), and ``{position: traced float}`` of them (and ``"alpha"``: ``add``'s
-    and ``sub``'s scale); a traced float inside an input (a list) or another attribute (a fill
-    value) is a use of it: the graph takes it as a number."""
+    with one's value, :func:`traced`), and ``{position: traced float}`` of them (and the attribute
+    of :data:`ATTRIBUTE_INPUTS`: ``add``'s and ``sub``'s ``alpha``, ``leaky_relu``'s slope, ``addcmul``'s
+    ``value``); a traced
+    float inside an input (a list) or another attribute (a fill value) is a use of it: the graph
+    takes it as a number."""
     found = {i: x for i, x in enumerate(inputs) if type(x) is TracedFloat or type(x) is FloatInt}
-    if op.name in ("Add", "Sub") and type(attrs.get("alpha")) is TracedFloat:
-        found["alpha"] = attrs["alpha"]
+    name = ATTRIBUTE_INPUTS.get(op.name)
+    if name is not None and type(attrs.get(name)) is TracedFloat:
+        found[name] = attrs[name]
     for value in (*(x for i, x in enumerate(inputs) if i not in found), *(v for k, v in attrs.items() if k not in found)):
         for x in _floats_in(value):
             for seen in x.uses:
@@ -411,7 +431,7 @@ def _floats_in(value, kinds=(TracedFloat, FloatInt)):
 def traced(value):
     """Whether an op's operand is a traced int, or a plain int with the value one took in this
     recording (an autograd node saves an op's operands plain: ``t`` of ``x * t`` in its backward)."""
-    return type(value) is TracedInt or type(value) is int and value in VALUES
+    return type(value) is TracedInt or type(value) is int and value in VALUES.value
 
 
 def plain(value):

@@ -27,12 +27,22 @@ EM_INLINE double em_bits_to_d(int64_t i) { double f; memcpy(&f, &i, 8); return f
 EM_INLINE int64_t em_d_to_bits(double f) { int64_t i; memcpy(&i, &f, 8); return i; }
 
 /* exp(x) = 2^n * p(r), r = x - n ln2 in [-ln2/2, ln2/2]; results overflow to inf and underflow
- * through the subnormals to 0 like libm's. The clamp's second select tests the first's result, so
- * GCC emits x86's minps and maxps (the select before, x < -104 on x, cost a compare and a blend:
- * 7% of an exp loop; bit-identical over every float). */
+ * through the subnormals to 0 like libm's, and NaN passes (through r and p). x is clamped below
+ * at -104 (NaN passes), n is rounded by adding 1.5 * 2^23 (n is then in v's low mantissa bits)
+ * and capped at 128 as an integer (x above 89, inf included: r > 0, p > 0, and the result inf),
+ * and 2^n is applied as 2^n1 * 2^n2, n1 = n >> 1, each a normal float for every n in
+ * [-150, 128], so the only rounding of a subnormal or infinite result is the last product's.
+ * With floor(x log2e + 0.5) for n, float clamps at both ends and selects for overflow,
+ * subnormals and NaN (the form before session 28) GCC 12 vectorised about 53 instructions per
+ * vector (it threaded the clamps' conditions into the selects), these 28: an exp loop 0.87 ->
+ * 0.50 ns per float (AMD EPYC, AVX2), the same bits for every float but 16 (halfway cases of
+ * x log2e, where n differs by one: 0.10-0.67 ulp against 0.33-0.90 before). */
 EM_INLINE float em_expf(float x) {
-    float xh = x > 89.0f ? 89.0f : x, xc = -104.0f > xh ? -104.0f : xh;  /* one min, one max; NaN passes */
-    float n = floorf(xc * 1.44269504088896341f + 0.5f);
+    float xc = -104.0f > x ? -104.0f : x;
+    const float shift = 12582912.0f;
+    int32_t ni = em_f_to_bits(fmaf(xc, 1.44269504088896341f, shift)) - 0x4b400000;
+    ni = ni < 128 ? ni : 128;
+    float n = (float)ni;
     float r = fmaf(-n, 0.693359375f, xc);
     r = fmaf(-n, -2.12194440e-4f, r);
     float p = 1.9875691500e-4f;  /* Cephes expf's minimax polynomial */
@@ -42,12 +52,8 @@ EM_INLINE float em_expf(float x) {
     p = fmaf(p, r, 1.6666665459e-1f);
     p = fmaf(p, r, 5.0000001201e-1f);
     p = fmaf(p * r, r, r) + 1.0f;
-    int32_t ni = (int32_t)n, low = ni < -120;
-    /* 2^n added to p's exponent bits; results that will be subnormal get 2^64 more there and
-     * a multiplication by 2^-64 after (one product: the only rounding of the subnormal). */
-    float y = em_bits_to_f(em_f_to_bits(p) + ((ni + (low ? 64 : 0)) << 23)) * (low ? 0x1p-64f : 1.0f);
-    y = ni > 127 && p >= 1.0f ? INFINITY : y;  /* the exponent bits overflowed */
-    return x != x ? x : y;
+    int32_t n1 = ni >> 1, n2 = ni - n1;
+    return p * em_bits_to_f((n1 + 127) << 23) * em_bits_to_f((n2 + 127) << 23);
 }
 
 EM_INLINE double em_exp(double x) {
