@@ -51,13 +51,14 @@ _LRS = (0.1, 0.2, 0.1, 0.2, 0.1, 1.0, 0.1, 0.05, 0.1)
 def test_group_write_in_compiled_step(write_after):
     """``g["lr"] = lr`` inside a compiled step: a replay of the first graph did not write it
     (the group kept the last eager call's lr: losses from the third call on were wrong). The
-    write is a side effect now: the step runs eagerly (0 graphs; torch 2.13's CompileCounter
-    counts 5 frames over these calls, its writes replayed after its graphs)."""
+    write was then a side effect: the step ran eagerly (0 graphs). Now it is replayed after the
+    graph (group_replay.py): 2 graphs (torch 2.13's CompileCounter counts 5 frames over these
+    calls, its writes replayed after its graphs)."""
     want = _train_step(torch, _LRS, write_after)[1:]
     got_counts, *got = _train_step(ember, _LRS, write_after)
     assert got[0] == pytest.approx(want[0], rel=1e-5) and got[1] == pytest.approx(want[1], rel=1e-5)
     assert got[2] == want[2]
-    assert got_counts[-1] <= 5
+    assert 1 <= got_counts[-1] <= 2
 
 
 def _round_arith(x, lr):

@@ -13,11 +13,13 @@ What needs a Python value (``.item()``, ``bool(t)``, ``.numpy()``, printing, ran
 *graph break*: recorded with its reason, the user's line and frames; the function is split there (split.py).
 
 Limits of capturing by running (torch's bytecode analysis has fewer): Python side effects other
-than tensor writes, ``.grad`` and optimizer state (appending to a list, a counter on a module)
-happen on the recorded call only; Python values the function reads from globals or closures are
-not guarded (tensors, modules and optimizers found there are); tensor hooks and module backward
-hooks are not replayed. Tensor methods are patched while any thread records, each call seen by
-the recordings of its own thread (:mod:`.tensor_patches`); so are the ops: two threads record at once.
+than tensor writes, ``.grad``, optimizer state, numbers written into its groups (replayed:
+:mod:`.group_replay`) and ``requires_grad_()`` on an input (appending to a list, a counter on a
+module) happen on the recorded call only, so they are graph breaks; Python values the function
+reads from globals or closures are not guarded (tensors, modules and optimizers found there
+are); tensor hooks and module backward hooks are not replayed. Tensor methods are patched while
+any thread records, each call seen by the recordings of its own thread (:mod:`.tensor_patches`);
+so are the ops: two threads record at once.
 """
 import operator
 import os
@@ -27,7 +29,7 @@ import weakref
 
 import numpy as np
 
-from .._dtype import float64, from_numpy_dtype, get_default_dtype, result_type
+from .._dtype import from_numpy_dtype, get_default_dtype, result_type
 from .. import _creation
 from .._backend.sparse import SparseCOO
 from .._creation import ToDtype
@@ -45,8 +47,9 @@ from .attribute_sets import as_before, attributes_before, extra, noted, tensor_a
 from .inner_views import strided_layout
 from .layouts import layout_of
 from .graph import Graph
+from .group_replay import GROUPS, group_writes, hyperparameter_inputs, replay_writes, snapshot
 from .patches import breaking_print
-from .side_effects import aliased_results, breaking_io, checked_reads, python_state, unreplayable
+from .side_effects import REQUIRES_GRAD, aliased_results, breaking_io, checked_reads, python_state, unreplayable
 from .traced_floats import float_nodes
 from .traced_ints import TRACING, plain, traced_operands
 from .sources import (history_nodes, input_names, known_arrays, placeholder_tensors, root_array,
@@ -76,6 +79,8 @@ class Capture:
         output: the :func:`skeleton` of the function's return value (rebuilt on replay).
         output_nodes: the graph outputs the return value's tensors map to, in flattening order.
         grad_sets: ``(param, output index or None)``: ``param.grad`` after the call (an output, or None).
+        group_writes: the writes into optimizers' groups a replay repeats after the graph (group_replay.py).
+        grad_required: the input positions a replay makes require grad before the graph (``x.requires_grad_()``).
         attr_sets: ``(module ref, id, name, output index)``: a module attribute set to an output
             (:mod:`.attribute_sets`).
         layouts: per output, eager's layout (:func:`.layouts.layout_of`; None: row-major).
@@ -93,11 +98,23 @@ class Capture:
         self.output, self.output_nodes, self.grad_sets, self.layouts, self.views = None, [], [], [], []
         self.attr_sets = []
         self.breaks, self.ran_backward, self.reads_grad, self.pieces, self.read_names = [], False, False, [graph], None
+        self.group_writes, self.grad_required = [], []
+
+    def require_grads(self, inputs):
+        """Makes the call's ``inputs`` (``World.inputs``) at ``grad_required`` require grad, before a replay."""
+        for i in self.grad_required:
+            inputs[i].requires_grad_()
+
+    def replay_writes(self, args, kwargs):
+        """Repeats the ``group_writes`` for a call on ``args``, ``kwargs``, after a replay's graph."""
+        if self.group_writes:
+            replay_writes(self.group_writes, args, kwargs)
 
 
 class Tracer(_core.Observer):
     """The observer that builds the graph while the function runs."""
     history, reads_grad = frozenset(), False  # ids of nodes made before the call; whether it read a .grad
+    double, group_before = False, {}  # a create_graph backward ran since the last backward; group_replay.snapshot
 
     def __init__(self, known, fullgraph):
         self.graph, self.grad_written = Graph(), set()
@@ -115,6 +132,7 @@ class Tracer(_core.Observer):
         self.untracked = []         # (view's array, source tensor, op) of each conj / view_as_real view
         self.free = {}              # id(array) -> the tensor of a closure or a global holding it
         self.hyper = {}             # (id(optimizer), group index, key) -> placeholder of a hyperparameter
+        self.grad_required = set()  # the input positions made to require grad, unread before (tensor_patches.py)
         self.groups = None          # id(parameter's array) -> (optimizer, group index), made when needed
         self.thread = threading.get_ident()  # (the observer list is every thread's: others' ops are not its)
 
@@ -149,10 +167,10 @@ class Tracer(_core.Observer):
                 dtype = get_default_dtype()
         args = tuple(self.arg(x, dtype) for x in inputs)
         inplace = attrs.get("inplace") and getattr(op, "mutates", None)
+        if getattr(op, "hyperparameters", None):  # (first: a number written into the group is no float use)
+            args = self.hyperparameter_inputs(op, inputs, args)
         if TRACING.value:
             op, args, attrs = float_nodes(self, op, args, attrs, dtype, output)
-        if getattr(op, "hyperparameters", None):
-            args = self.hyperparameter_inputs(op, inputs, args)
         if inplace:  # recorded as the functional op, then a write per updated input
             attrs = dict(attrs, inplace=False)
         if getattr(op, "untracked_view", False):
@@ -172,26 +190,9 @@ class Tracer(_core.Observer):
                     self.op_write(inputs[i], result)
 
     def hyperparameter_inputs(self, op, inputs, args):
-        """``args`` of an optimizer's update op with its last inputs, numbers of the parameter
-        group (``Optimizer.hyperparameters``), as placeholders read at each call (source
-        ``("hyper", optimizer, group index, key)``): a scheduler changing them never recompiles.
-        A zero stays a constant (its term left out; the guards keep whether each is zero)."""
-        n, owner = len(op.hyperparameters), self.group_of(inputs[0])
-        if owner is None or len(type(owner[0]).hyperparameters) != n:
-            self.graph_break(f"{op.name} of a tensor that is no parameter of an optimizer the function reaches")
-            return args
-        opt, index = owner
-        values = []
-        for name, key, value in zip(op.hyperparameters, type(opt).hyperparameters, args[-n:]):
-            if value != 0:
-                node = self.hyper.get((id(opt), index, key))
-                if node is None:
-                    meta = {"shape": (), "dtype": float64, "requires_grad": False}
-                    node = self.hyper[(id(opt), index, key)] = self.graph.placeholder(name, meta)
-                    self.sources.append(("hyper", opt, index, key))
-                value = node
-            values.append(value)
-        return args[:-n] + tuple(values)
+        """``args`` of an optimizer's update op with its group's numbers as graph inputs
+        (:func:`.group_replay.hyperparameter_inputs`)."""
+        return hyperparameter_inputs(self, op, inputs, args)
 
     def group_of(self, t):
         """``(optimizer, group index)`` holding parameter ``t`` (or the one it views as real), or None."""
@@ -314,6 +315,10 @@ class Tracer(_core.Observer):
             self.hooked_backward()
         if STATE.enabled:
             self.graph_break("autograd.grad or backward with create_graph=True inside the compiled function")
+            self.double = True
+        elif self.double:  # (a gradient penalty's loss.backward(): through the eager gradients' history)
+            self.double = False  # (as torch's dynamo, which breaks at every backward)
+            self.graph_break("backward after an autograd.grad with create_graph=True (through its gradients' history)")
         if id(node) in self.history:  # its saved values are no placeholders: a replay would reuse them
             self.graph_break("backward into the history of an input tensor (made before the compiled function ran)")
         if self.control_flow_grad:  # its autograd nodes read values the graph does not hold
@@ -484,6 +489,7 @@ def capture(fn, args, kwargs, world, fullgraph=False, joint=True):
     cap_joint = None
     end_recording = record_on_this_thread(tracer)  # (Tensor methods breaking, tensors made, random draws)
     before, restore_print, restore_io = python_state(world, True), breaking_print(tracer.graph_break), breaking_io(tracer.graph_break)
+    tracer.group_before = snapshot(world.optimizers)
     arrays, attributes, sets = [t._data for t in world.inputs], attributes_before(world), []
     _core.OBSERVERS.append(tracer)
     try:
@@ -496,9 +502,12 @@ def capture(fn, args, kwargs, world, fullgraph=False, joint=True):
                                "overlaps (views of one tensor): a replay would not see the write through the other")
         if any([t._data is not a for t, a in zip(world.inputs, arrays)]):  # a replay writes into the old array
             tracer.graph_break("an input tensor's array was replaced (.data =, set_(), resize_() or a resized out=)")
+        writes = group_writes(world.optimizers, tracer.group_before)  # (replayed: no side effect)
+        before[REQUIRES_GRAD] = [g or i in tracer.grad_required for i, g in enumerate(before[REQUIRES_GRAD])]
         sets = tensor_attributes_set(attributes, tracer.made_here)  # (``self.mask = mask``: set after each replay)
         with as_before(sets):
-            changed = next((k for k, v in python_state(world).items() if before.get(k, v) != v), None)
+            changed = next((k for k, v in python_state(world).items() if before.get(k, v) != v
+                            and (writes is None or not k.startswith(GROUPS))), None)
         if changed is not None:  # a replay runs the graph only: the side effect would be lost
             tracer.graph_break(f"a Python side effect: {changed} changed during the call (a replay would "
                                f"not repeat it, so the function runs eagerly)")
@@ -522,6 +531,7 @@ def capture(fn, args, kwargs, world, fullgraph=False, joint=True):
     cap = Capture(tracer.graph, tracer.sources)
     cap.breaks, cap.ran_backward, cap.output = tracer.breaks, tracer.ran_backward, skeleton(result)
     cap.break_frames, cap.reads_grad, cap.grad_written = tracer.break_frames, tracer.reads_grad, tracer.grad_written
+    cap.group_writes, cap.grad_required = writes or [], sorted(tracer.grad_required)
     cap.read_names, cap.joint = checked_reads(tracer, read_names, world), (cap_joint if not tracer.breaks else None)
     if not cap.breaks:
         _finish(tracer, cap, result, sets)

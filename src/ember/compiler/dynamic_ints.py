@@ -422,15 +422,15 @@ def float_capture(run, args, kwargs, world, positions):
         made += _floats_made()
         for seen in uses.values():
             seen.active = False
-        # ``self.lr = lr``, ``group["lr"] = lr``: a write a replay does not repeat (a use), and
-        # the module or the optimizer keeps a plain float
-        kept = [(vars(m), m.__setattr__) for m in world.all_modules]
-        kept += [(g, g.__setitem__) for opt in world.optimizers for g in opt.param_groups]
-        for table, put in kept:
+        # ``self.lr = lr``: a write a replay does not repeat (a use), and the module keeps a plain
+        # float; so does the optimizer's group (``group["lr"] = lr``), a replay repeating the write
+        kept = [(vars(m), m.__setattr__, True) for m in world.all_modules]
+        kept += [(g, g.__setitem__, False) for opt in world.optimizers for g in opt.param_groups]
+        for table, put, used in kept:
             for name, value in list(table.items()):
                 if type(value) is TracedFloat:
                     put(name, plain(value))
-                    for seen in value.uses:
+                    for seen in value.uses if used else ():
                         seen.append(("stored", f"{type(value).__name__} kept as {name!r}"))
     if any(use[0] == "type" for seen in uses.values() for use in seen):
         before.restore()

@@ -167,6 +167,7 @@ class _Entry:
         """Runs a call whose guards hold; ``inputs``: its tensors (``World.inputs``)."""
         if self.uncut:
             return fn(*args, **kwargs)
+        self.cap.require_grads(inputs)  # (``x.requires_grad_()`` before the call read x)
         tensors = self.fixed.copy()
         for i, f in self.varying:
             tensors[i] = f(inputs, sizes)
@@ -199,6 +200,7 @@ class _Entry:
             results = remake(self.views, self.viewed, results, tensors, sizes)
         for p, i in self.cap.grad_sets:
             p.grad = None if i is None else results[i]
+        self.cap.replay_writes(args, kwargs)  # (``g["lr"] = lr``)
         set_attributes(self.cap.attr_sets, results)
         return returned_floats(unflatten(self.cap.output, iter(results), sizes), self.marked, args, kwargs)
 

@@ -15,6 +15,8 @@ a value the user's code reads from a group while recorded (``lr = group["lr"]``,
 the recording's ``lr`` while a scheduler moved on. :func:`watched_groups` notes such reads
 (:data:`READ`): that optimizer's groups are then guarded by value (``guards.optimizer_facts``),
 a graph per value as torch's (which guards the float it reads).
+
+A write a replay can repeat is no side effect (:mod:`.group_replay`).
 """
 import contextlib
 import weakref
@@ -59,7 +61,8 @@ def watched_groups(optimizers, cap_of):
     """While recording: each nonzero float entry of the ``optimizers``' groups a
     :class:`GroupFloat`; after it, those still there plain again, and an optimizer whose value
     (or its float32 rounding) is a plain number of the recorded graph (``cap_of()``: passed to an
-    op by the user's code unseen, ``x * lr``) put in :data:`READ` too."""
+    op by the user's code unseen, ``x * lr``) put in :data:`READ` too, unless the call wrote
+    that entry (``g["weight_decay"] = 0.01`` over 0.01: the number is the write's)."""
     watched = []
     for opt in optimizers:
         for g in opt.param_groups:
@@ -70,6 +73,7 @@ def watched_groups(optimizers, cap_of):
     try:
         yield
     finally:
+        kept = [g.get(key) is value for g, key, value in watched]  # (else overwritten by the call)
         for g, key, value in watched:
             if g.get(key) is value:
                 g[key] = float.__float__(value)
@@ -78,7 +82,9 @@ def watched_groups(optimizers, cap_of):
             numbers = {float(a) for node in cap.graph.nodes for a in instances_in((node.args, node.kwargs),
                                                                                    (float, np.floating))}
             consts = [s[1] for s in cap.sources if s[0] == "const" and s[1].dtype.kind == "f" and s[1].size]
-            for _, _, value in watched:
+            for (_, _, value), unwritten in zip(watched, kept):
+                if not unwritten:  # (overwritten: the graph's equal number is the write's)
+                    continue
                 v = float.__float__(value)
                 if {v, float(np.float32(v))} & numbers or any((c == v).any() for c in consts):
                     READ.add(value.optimizer)
@@ -112,3 +118,4 @@ def group_state(optimizers, stamp=False):
                 g[key] = value * 1.0
     return {f"a param group of optimizer {k} ({type(opt).__name__})": _Entries(opt.param_groups)
             for k, opt in enumerate(optimizers)}
+

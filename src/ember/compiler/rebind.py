@@ -139,6 +139,7 @@ def _rebound(entry, world, facts):
     try:
         sources = [source(s) for s in entry.sources]
         grad_sets = [(move(p), i) for p, i in entry.cap.grad_sets]
+        group_writes = [(move(opt), *rest) for opt, *rest in entry.cap.group_writes]
         modules = [new[old[key]] for _, key, _, _ in entry.cap.attr_sets]
         output = returned(entry.cap.output)
     except KeyError:
@@ -150,7 +151,7 @@ def _rebound(entry, world, facts):
                    for name, value in facts if name in names]
     moved.places, moved.sources, moved.rebound, moved.counted = places(world), sources, True, False
     moved.cap = copy.copy(entry.cap)
-    moved.cap.grad_sets, moved.cap.output = grad_sets, output
+    moved.cap.grad_sets, moved.cap.output, moved.cap.group_writes = grad_sets, output, group_writes
     moved.cap.attr_sets = [(weakref.ref(m), id(m), *rest) for m, (_, _, *rest) in zip(modules, entry.cap.attr_sets)]
     moved.fetch = [f if s is t else fetcher(t) for f, s, t in zip(entry.fetch, entry.sources, sources)]
     moved.fixed = [None if x is None else f(None, None) for x, f in zip(entry.fixed, moved.fetch)]

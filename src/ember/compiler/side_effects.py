@@ -36,7 +36,8 @@ from .traced_ints import TRACING
 from .traced_reads import note_frame, note_math_calls
 
 __all__ = ["python_state", "global_names", "plain_object", "user_code", "user_class", "breaking_io",
-           "unreplayable", "aliased_results", "opaque_reads", "GLOBALS_SEEN", "unread_attributes", "checked_reads"]
+           "unreplayable", "aliased_results", "opaque_reads", "GLOBALS_SEEN", "unread_attributes", "checked_reads",
+           "REQUIRES_GRAD"]
 
 
 def python_state(world, stamp=False):
@@ -75,7 +76,7 @@ def _python_state(world, stamp):
     for m in world.all_modules:
         state[f"an attribute of {type(m).__name__} (module {id(m):#x})"] = _contents(m)
     state.update(group_state(world.optimizers, stamp))
-    state["the requires_grad of an input or global tensor"] = [t.requires_grad for t in (*world.inputs, *world.free)]
+    state[REQUIRES_GRAD] = [t.requires_grad for t in (*world.inputs, *world.free)]
     state["grad mode (set_grad_enabled)"] = STATE.enabled
     this = _THIS
     if this.globals:  # after a recording's call: the globals of the user code it ran (see breaking_io)
@@ -136,6 +137,7 @@ class _Recordings(threading.local):
 
 
 _THIS = _Recordings()
+REQUIRES_GRAD = "the requires_grad of an input or global tensor"  # (python_state's key)
 GLOBALS_SEEN = PerThread(list)  # (globals, name) of the thread's last recording's
 # names whose use reads attributes by a computed name: the names alone no longer tell what was read
 _DYNAMIC_READS = frozenset({"attrgetter", "methodcaller", "vars", "__dict__", "__getattribute__", "getattr_static"})

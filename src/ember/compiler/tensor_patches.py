@@ -19,7 +19,7 @@ from .. import _distributions, _random
 from .._ops import core as _core
 from .._tensor import Tensor
 from .breaks import VALUE_METHODS
-from .patches import patch, unpatch
+from .patches import from_user, patch, unpatch
 
 __all__ = ["recording", "record_on_this_thread"]
 
@@ -102,12 +102,44 @@ def _drawing(name, draw):
     return setting if name in _SETTING else traced
 
 
+def _requiring(name, original):
+    # requires_grad_() (or ``requires_grad = True``) by the user's code on an input the call has
+    # not read yet: replayed before the graph (the capture's grad_required); on a tensor the call
+    # made, or read before: a graph break, as torch's dynamo breaks there (a replay's would
+    # require no grad)
+    label = "requires_grad_()" if name == "requires_grad_" else "requires_grad = True"
+
+    def note(tensor, requires_grad, frame):
+        if requires_grad and from_user(frame) and not tensor.requires_grad and tensor.grad_fn is None:
+            for tracer in reversed(recording()):
+                source = tracer.known.get(id(tensor._data), ((None,),))[0]
+                if source[0] == "input" and tracer.world.inputs[source[1]] is tensor \
+                        and id(tensor._data) not in tracer.value:
+                    tracer.grad_required.add(source[1])
+                else:
+                    tracer.graph_break(f"{label} on a tensor the call made or read before: a replay's would "
+                                       "require no grad")
+
+    if name == "requires_grad":
+        def set_requires_grad(tensor, value):
+            note(tensor, value, sys._getframe(1))
+            original.fset(tensor, value)
+        return property(original.fget, set_requires_grad, doc=original.__doc__)
+
+    def requires_grad_(self, requires_grad=True):
+        note(self, requires_grad, sys._getframe(1))
+        return original(self, requires_grad)
+    requires_grad_.__name__, requires_grad_.__doc__ = name, original.__doc__
+    return requires_grad_
+
+
 # Every random draw goes through one of _random.rng and _distributions.generator_or_default:
 # torch's streams, or NumPy's on them (and setting a stream's state, manual_seed: a graph break,
 # as in torch's dynamo)
 _SETTING = ("manual_seed", "seed", "set_state")
 _PATCHES = [(Tensor, tuple(VALUE_METHODS), _breaking), (Tensor, ("grad",), _grad_watch),
-            (Tensor, ("_make", "_init", "_snapshot"), _making), (_random, ("rng",), _drawing),
+            (Tensor, ("_make", "_init", "_snapshot"), _making),
+            (Tensor, ("requires_grad_", "requires_grad"), _requiring), (_random, ("rng",), _drawing),
             (_distributions, ("generator_or_default",), _drawing), (_random.Generator, _SETTING, _drawing)]
 
 
