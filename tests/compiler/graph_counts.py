@@ -17,18 +17,35 @@ def run(fn, module, args):
         return type(error).__name__, str(error)
 
 
+def compiled_afresh(fn, module):
+    """``(compiled, count)``: ``fn`` compiled by ``module`` (``torch`` or ``ember``) after a reset,
+    and a function giving its graph count so far."""
+    if module is torch:
+        torch._dynamo.reset()
+        counter = CompileCounter()
+        return torch.compile(fn, backend=counter), lambda: counter.frame_count
+    ember.compiler.reset()
+    return ember.compile(fn), lambda: counters["stats"]["unique_graphs"]
+
+
 def graph_counts(fn, module, calls):
     """``(counts, results)``: the graph count after each call of ``calls`` (argument tuples) of
     ``fn`` compiled afresh by ``module`` (``torch`` or ``ember``), and each call's :func:`run`."""
     counts, results = [], []
-    if module is torch:
-        torch._dynamo.reset()
-        counter = CompileCounter()
-        compiled = torch.compile(fn, backend=counter)
-    else:
-        ember.compiler.reset()
-        compiled = ember.compile(fn)
+    compiled, count = compiled_afresh(fn, module)
     for args in calls:
         results.append(run(compiled, module, args))
-        counts.append(counter.frame_count if module is torch else counters["stats"]["unique_graphs"])
+        counts.append(count())
     return counts, results
+
+
+def counting_backend(counts):
+    """A callable backend counting its calls in ``counts[0]`` and its callables' in ``counts[1]``."""
+    def backend(gm, example_inputs):
+        counts[0] += 1
+
+        def run(*args):
+            counts[1] += 1
+            return gm(*args)
+        return run
+    return backend

@@ -8,17 +8,7 @@ import numpy as np
 import torch
 
 import ember
-
-
-def _counting(counts):
-    def backend(gm, example_inputs):
-        counts[0] += 1
-
-        def run(*args):
-            counts[1] += 1
-            return gm(*args)
-        return run
-    return backend
+from graph_counts import counting_backend
 
 
 def _language_model(lib):
@@ -54,7 +44,7 @@ def _runs(lib, state, tokens):
         torch._dynamo.reset()
     model, counts = _language_model(lib)(), [0, 0]
     model.load_state_dict({k: lib.tensor(v) for k, v in state.items()})
-    compiled, rows, results, masks = lib.compile(model, backend=_counting(counts)), [], [], []
+    compiled, rows, results, masks = lib.compile(model, backend=counting_backend(counts)), [], [], []
     for n in (5, 5, 6):
         out = compiled(lib.tensor(tokens[:n]))
         out.sum().backward()
@@ -99,7 +89,7 @@ def _masked_runs(lib):
     counts, seen, rows = [0, 0], [], []
     nets = [_masked(lib)() for _ in range(2)]
     for net in nets:
-        compiled = lib.compile(net, backend=_counting(counts))
+        compiled = lib.compile(net, backend=counting_backend(counts))
         for k in range(3):
             x = lib.ones(3, 4) * k
             out = compiled(x)

@@ -5,18 +5,7 @@ import numpy as np
 import torch
 
 import ember
-
-
-def _counting(counts):
-    """A backend counting its calls and its callable's calls into ``counts``."""
-    def backend(gm, example_inputs):
-        counts[0] += 1
-
-        def run(*args):
-            counts[1] += 1
-            return gm(*args)
-        return run
-    return backend
+from graph_counts import counting_backend
 
 
 def _pure_runs(lib, a, b):
@@ -26,7 +15,7 @@ def _pure_runs(lib, a, b):
     if lib is torch:
         torch._dynamo.reset()
     counts = [0, 0]
-    f = lib.compile(lambda x, y: (x * y).sin() + x.sum(), backend=_counting(counts))
+    f = lib.compile(lambda x, y: (x * y).sin() + x.sum(), backend=counting_backend(counts))
     for k in range(3):
         results.append(f(lib.tensor(a) + k, lib.tensor(b)).numpy())
     rows.append(tuple(counts))
@@ -36,14 +25,14 @@ def _pure_runs(lib, a, b):
         for p, value in zip(net.parameters(), (b[:3], a[0, :3])):
             p.copy_(lib.tensor(value))
     counts = [0, 0]
-    compiled = lib.compile(net, backend=_counting(counts))
+    compiled = lib.compile(net, backend=counting_backend(counts))
     for k in range(2):
         out = compiled(lib.tensor(a) * (k + 1))
         (out * out).sum().backward()
         results += [out.detach().numpy(), net[0].weight.grad.numpy().copy()]
     rows.append(tuple(counts))
     counts = [0, 0]
-    f = lib.compile(lambda x: x.cos() * 2, backend=_counting(counts))
+    f = lib.compile(lambda x: x.cos() * 2, backend=counting_backend(counts))
     for n in (3, 3, 5, 7, 5):
         results.append(f(lib.tensor(a[0, :n])).numpy())
     rows.append(tuple(counts))
@@ -69,10 +58,10 @@ def _in_place_runs(lib, a):
         c.add_(1)
         return x * c
     counts = [[0, 0], [0, 0]]
-    compiled, c = lib.compile(f, backend=_counting(counts[0])), lib.zeros(4)
+    compiled, c = lib.compile(f, backend=counting_backend(counts[0])), lib.zeros(4)
     results = [compiled(lib.tensor(a[k]), c).numpy() for k in range(3)] + [c.numpy().copy()]
     bn = lib.nn.BatchNorm1d(4)
-    compiled = lib.compile(bn, backend=_counting(counts[1]))
+    compiled = lib.compile(bn, backend=counting_backend(counts[1]))
     results += [compiled(lib.tensor(a) * k).detach().numpy() for k in range(1, 4)]
     results += [bn.running_mean.numpy(), bn.running_var.numpy(), bn.num_batches_tracked.numpy()]
     net = lib.nn.Linear(4, 1)
@@ -86,7 +75,7 @@ def _in_place_runs(lib, a):
         loss.backward()
         opt.step()
         return loss
-    compiled_step = lib.compile(step, backend=_counting([0, 0]))
+    compiled_step = lib.compile(step, backend=counting_backend([0, 0]))
     results += [compiled_step(lib.tensor(a)).detach().numpy() for _ in range(3)] + [net.weight.detach().numpy()]
     return counts, results
 
@@ -109,7 +98,7 @@ def test_random_ops_at_the_first_call_draw_what_eager_draws():
     ember.manual_seed(3)
     want, want_next = drop(x), ember.rand(4)
     counts = [0, 0]
-    compiled = ember.compile(drop, backend=_counting(counts))
+    compiled = ember.compile(drop, backend=counting_backend(counts))
     ember.manual_seed(3)
     got = compiled(x)
     assert counts == [1, 1]  # (the recording drew once; the callable draws the same again)

@@ -11,9 +11,8 @@ import threading
 import pytest
 import torch
 import torch._dynamo
-from torch._dynamo.testing import CompileCounter
 
-from graph_counts import graph_counts
+from graph_counts import compiled_afresh, graph_counts
 
 import ember
 from ember._dynamo.utils import counters
@@ -90,17 +89,11 @@ def _returned(fn, module, calls):
     """``(counts, results)`` as :func:`graph_counts`'s, each result the returned structure with
     its tensors as lists (its repr: -0.0 told from 0.0)."""
     counts, results = [], []
-    if module is torch:
-        torch._dynamo.reset()
-        counter = CompileCounter()
-        compiled = torch.compile(fn, backend=counter)
-    else:
-        ember.compiler.reset()
-        compiled = ember.compile(fn)
+    compiled, count = compiled_afresh(fn, module)
     for args in calls:
         out = compiled(module.arange(3.0), *args)
         results.append(repr([v.tolist() if isinstance(v, module.Tensor) else v for v in out]))
-        counts.append(counter.frame_count if module is torch else counters["stats"]["unique_graphs"])
+        counts.append(count())
     return counts, results
 
 

@@ -6,17 +6,7 @@ import numpy as np
 import torch
 
 import ember
-
-
-def _counting(counts):
-    def backend(gm, example_inputs):
-        counts[0] += 1
-
-        def run(*args):
-            counts[1] += 1
-            return gm(*args)
-        return run
-    return backend
+from graph_counts import counting_backend
 
 
 def _functions(lib):
@@ -65,7 +55,7 @@ def _runs(lib, a, capsys):
     rows, results = [], []
     for fn in _functions(lib):
         counts, c = [0, 0], lib.zeros(4)
-        f, history = lib.compile(fn, backend=_counting(counts)), []
+        f, history = lib.compile(fn, backend=counting_backend(counts)), []
         for k in range(3):
             x = lib.tensor(a[k])
             results.append((f(x, c) if fn.__name__ == "written" else f(x)).numpy())
@@ -86,7 +76,7 @@ def _runs(lib, a, capsys):
     net, counts = Net(), [0, 0]
     with lib.no_grad():
         net.fc.weight.copy_(lib.tensor(a[:4])), net.fc.bias.copy_(lib.tensor(a[4]))
-    compiled, history = lib.compile(net, backend=_counting(counts)), []
+    compiled, history = lib.compile(net, backend=counting_backend(counts)), []
     for k in range(2):
         out = compiled(lib.tensor(a) * (k + 1))
         out.backward()
@@ -118,7 +108,7 @@ def test_a_piece_draws_the_recordings_random_numbers():
     ember.manual_seed(3)
     want = [f(x).numpy(), f(x).numpy()]
     counts = [0, 0]
-    g = ember.compile(f, backend=_counting(counts))
+    g = ember.compile(f, backend=counting_backend(counts))
     ember.manual_seed(3)
     got = [g(x).numpy(), g(x).numpy()]
     assert counts == [3, 4]  # (the second piece recompiled for another float s, as torch: test above)
