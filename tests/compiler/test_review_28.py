@@ -1,8 +1,11 @@
 """ember.compile on calls with a Tensor subclass argument (``__torch_function__`` overriding),
 against torch 2.13: each call's result has eager's type and values whichever argument is the
 subclass (the graph of ``f(s, x)`` was replayed for ``f(x, s)`` and ``f(s, s)``, its result a plain
-Tensor; torch's compiled ``f(x, s)`` gives the subclass, as its eager call)."""
+Tensor; torch's compiled ``f(x, s)`` gives the subclass, as its eager call); and a found-not-fixed
+graph count (an int argument counting from 0 beside a float constant: one graph per value)."""
+import pytest
 import torch
+from graph_counts import graph_counts
 
 import ember
 
@@ -33,3 +36,14 @@ def test_compiled_calls_with_a_subclass_argument_give_eager_s_types():
         got_types.append(type(got) is sub)
         assert (type(got) is sub) == (type(want) is want_sub)
     assert got_types == [True, False, True, True, False]
+
+
+@pytest.mark.xfail(strict=True, reason="found by REVIEW28, not fixed: the int stays specialised")
+def test_an_int_counting_from_zero_beside_a_float_constant_is_made_dynamic():
+    def f(x, n):
+        return (x * 0.5).sum() + n
+    calls = [(n,) for n in range(10)]
+    want, want_results = graph_counts(f, torch, calls)
+    got, results = graph_counts(f, ember, calls)
+    assert results == want_results
+    assert got == want  # torch: [1, 2, 2, ...]; ember: [1, 2, 3, ..., 9, 9] (then eager at the recompile limit)
