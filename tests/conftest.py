@@ -29,6 +29,17 @@ import pytest
 
 import ember
 
+try:  # property tests (test_text.py): the same examples every run, and no per-example deadline
+    # (200 ms by default, which a busy machine or a full run's garbage collection can overrun: one
+    # slow example, fast when Hypothesis ran it again, is its FlakyFailure)
+    from hypothesis import HealthCheck, settings
+
+    settings.register_profile("ember-tests", deadline=None, derandomize=True,
+                              suppress_health_check=[HealthCheck.too_slow])
+    settings.load_profile("ember-tests")
+except ImportError:
+    pass
+
 
 @pytest.fixture(autouse=True)
 def _seeded():
@@ -37,9 +48,16 @@ def _seeded():
     ember.manual_seed(0)
     np.random.seed(0)
     if "torch" in sys.modules:
+        torch = sys.modules["torch"]
         # the CPU generator is all torch.manual_seed seeds here; it also queues a CUDA seed with
         # a formatted stack trace (~1 ms a test, 17k tests)
-        sys.modules["torch"].default_generator.manual_seed(0)
+        torch.default_generator.manual_seed(0)
+        if torch.get_num_threads() != 1:
+            # ember.set_num_threads limits every thread pool threadpoolctl finds, torch's OpenMP
+            # included: a test that set and restored ember's count left torch's at 2
+            # (test_blas_threads, test_fft, test_top_level_names), so the tests after it ran torch
+            # otherwise than alone (its parallel sums, its spinning pool on a busy machine)
+            torch.set_num_threads(1)
 
 
 def pytest_collection_finish(session):

@@ -142,11 +142,12 @@ def test_settings_read_back_as_torchs():
     t, e = both(run)
     same(e, t)
     a = ember.randn(300, 300)
+    before = ember.get_num_threads()  # (torch's count is the tests' 1: restored, ember's stayed 1)
     ember.set_num_threads(1)
     try:
         np.testing.assert_allclose((a @ a).numpy(), a.numpy() @ a.numpy(), rtol=1e-5, atol=1e-4)
     finally:
-        ember.set_num_threads(torch.get_num_threads())
+        ember.set_num_threads(before)
 
 
 def test_names_resolve_where_torch_has_them():

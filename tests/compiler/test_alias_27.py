@@ -9,6 +9,7 @@ gradients through both). It also keeps a ``with torch.enable_grad():`` inside a 
 ember ran those calls eagerly (graph breaks, REVIEW26). Each test runs on ember and on torch
 2.13 and compares every call (fresh and reused inputs) with the function run eagerly.
 """
+import numpy as np
 import pytest
 
 import ember
@@ -126,6 +127,21 @@ def _grad_mode_functions(lib, m):
             "mixed": (mixed, lib.no_grad)}
 
 
+def _same_run(got, want, exact):
+    """``_run``'s answers equal; with ``exact`` False (C code) the values within float32 roundoff:
+    its vectorised sums add in lanes, an order the CPU's vector width sets (NumPy adds pairwise),
+    so ``z.sum()`` differed in the last bit on 128-bit vectors."""
+    if exact:
+        assert got == want
+        return
+    (described, grads), (described_want, grads_want) = got, want
+    assert [d[:2] for d in described] == [d[:2] for d in described_want]
+    assert [g is None for g in grads] == [g is None for g in grads_want]
+    for a, b in [(d[2], e[2]) for d, e in zip(described, described_want)] + list(zip(grads, grads_want)):
+        if b is not None:
+            np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6)
+
+
 def _run(fn, outer, x, m):
     """Results' (requires_grad, has grad_fn, values), then the gradients a backward gives."""
     m.zero_grad()
@@ -153,7 +169,7 @@ def test_grad_mode_regions_inside_the_function_stay_compiled(lib, backend, case)
     for i in range(5):
         x = first if i in (2, 4) else lib.randn(4, 3).requires_grad_(case == "no_grad_under_grad")
         want = _run(fn, outer, x, m)
-        assert _run(cf, outer, x, m) == want
+        _same_run(_run(cf, outer, x, m), want, exact=backend != "inductor")
     if backend == "count":
         assert len(counter.graphs) == 1
         # the backend's graph switches the grad mode around the region, as torch's does

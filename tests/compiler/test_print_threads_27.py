@@ -51,7 +51,7 @@ def test_print_breaks_the_recording_of_its_own_thread():
     def recording_a():
         end = breaking_print(lambda reason: breaks.append(("a", reason)))
         step["a_in"].set()
-        step["b_printed"].wait(5)
+        step["b_printed"].wait(60)  # (bounds, not measures: an event ends each wait)
         inner = breaking_print(lambda reason: breaks.append(("inner", reason)))
         print("a", file=io.StringIO())
         inner()
@@ -60,11 +60,11 @@ def test_print_breaks_the_recording_of_its_own_thread():
         step["a_out"].set()
 
     def recording_b():
-        step["a_in"].wait(5)
+        step["a_in"].wait(60)
         end = breaking_print(lambda reason: breaks.append(("b", reason)))
         print("b", file=io.StringIO())
         step["b_printed"].set()
-        step["a_out"].wait(5)  # (A's recordings end first)
+        step["a_out"].wait(60)  # (A's recordings end first)
         end()
     _run(recording_a, recording_b)
     assert [who for who, _ in breaks] == ["b", "inner", "a"]

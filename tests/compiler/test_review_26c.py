@@ -77,14 +77,14 @@ def test_put_back_with_two_threads_recording():
     def fa(x, k):
         if go[0]:
             events["a_in"].set()
-            events["b_in"].wait(5)
+            events["b_in"].wait(60)
         return x * min(k, 8)
 
     def fb(x, k):
         if go[0]:
-            events["a_in"].wait(5)
+            events["a_in"].wait(60)
             events["b_in"].set()
-            events["a_out"].wait(5)
+            events["a_out"].wait(60)
         return x * min(k, 8)
     ca, cb = torch.compile(fa), torch.compile(fb)
     ca(x, 1), cb(x, 1)

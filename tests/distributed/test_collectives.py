@@ -17,7 +17,7 @@ def test_bad_input_raises_on_every_rank_and_every_collective_on_every_dtype_matc
 
 
 def test_launcher_sets_torchrun_variables_and_an_exception_on_one_rank_ends_the_job():
-    result = launch("environment.py", 2, "--fail-on", "1", timeout=30, check=False)
+    result = launch("environment.py", 2, "--fail-on", "1", timeout=120, check=False)
     for rank in (0, 1):  # ember picks libnbc's reduce-scatter + allgather for Iallreduce
         assert f"rank {rank} of 2 argv ['--fail-on', '1'] iallreduce algorithm 3" in result.stdout
     assert result.returncode != 0
@@ -32,7 +32,7 @@ def test_plain_mpiexec_works_too():
         if os.geteuid() == 0:
             command.append("--allow-run-as-root")
     env = {**environment(), "OMPI_MCA_coll_libnbc_iallreduce_algorithm": "1"}  # the user's choice is kept
-    result = launch("environment.py", 2, timeout=30, env=env, launcher=[*command, sys.executable])
+    result = launch("environment.py", 2, timeout=120, env=env, launcher=[*command, sys.executable])
     assert "rank 1 of 2 argv [] iallreduce algorithm 1" in result.stdout
 
 

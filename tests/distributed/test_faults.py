@@ -59,7 +59,7 @@ def test_a_hung_rank_is_evicted_and_the_survivors_finish_with_ulfm(tmp_path):
 
 
 def test_without_ulfm_a_killed_rank_ends_the_job_naming_it():
-    result = launch("faulty_rank.py", 2, 1, 3, "kill", timeout=40, check=False)
+    result = launch("faulty_rank.py", 2, 1, 3, "kill", timeout=FAULT_JOB_SECONDS, check=False)
     assert result.returncode != 0
     if OPEN_MPI:
         assert "process rank 1" in result.stderr and "signal 9" in result.stderr
@@ -113,7 +113,7 @@ def _torch_dump(monkeypatch):
 
 
 def test_a_hung_rank_is_caught_by_the_timeout_and_dumps_follow_torchs_schema(tmp_path, monkeypatch):
-    result = launch("hang.py", 2, timeout=40, check=False,
+    result = launch("hang.py", 2, timeout=FAULT_JOB_SECONDS, check=False,
                     env={"TORCH_FR_DUMP_TEMP_FILE": f"{tmp_path}/rank_"})
     assert result.returncode != 0 and "not reached" not in result.stdout
     assert "rank 0 caught: [rank 0] mpi:all_reduce (collective_seq_id 4) on process group " \

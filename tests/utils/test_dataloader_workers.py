@@ -146,11 +146,11 @@ def test_exception_class_unknown_to_main_process_still_reports_traceback():
 
 
 def test_dead_worker_raises_promptly():
+    # promptly: before the loader's timeout, whose error says "timed out" (not a clock of the
+    # test's own: a busy machine stretched it)
     loader = ed.DataLoader(Probe(8, die=5), batch_size=2, num_workers=2, timeout=LIMIT)
-    start = time.monotonic()
     with pytest.raises(RuntimeError, match=r"DataLoader worker \(pid\(s\) \d+\) exited unexpectedly"):
         list(loader)
-    assert time.monotonic() - start < 10
 
 
 def test_timeout_raises():

@@ -208,7 +208,7 @@ def answers_exact(model, tokenizer, pairs, batch_size=64):
     """Fraction of ``pairs`` whose answer greedy decoding reproduces exactly, from one
     teacher-forced pass (see the module docstring)."""
     inputs, targets, lengths = qa_rows(pairs, tokenizer)
-    order = np.argsort(lengths)
+    order = np.argsort(lengths, kind="stable")  # (ties in input order: NumPy's default sort orders them by CPU)
     exact = 0.0
     with torch.no_grad():
         for start in range(0, len(order), batch_size):
