@@ -28,6 +28,7 @@ import numpy as np
 import pytest
 
 import ember
+from ember import _tensor_subclass
 
 try:  # property tests (test_text.py): the same examples every run, and no per-example deadline
     # (200 ms by default, which a busy machine or a full run's garbage collection can overrun: one
@@ -58,6 +59,9 @@ def _seeded():
             # (test_blas_threads, test_fft, test_top_level_names), so the tests after it ran torch
             # otherwise than alone (its parallel sums, its spinning pool on a busy machine)
             torch.set_num_threads(1)
+    yield
+    if _tensor_subclass.enabled():  # a test's Tensor subclass (or a walk importing ember.overrides)
+        _tensor_subclass.disable()  # leaves no wrapped namespaces to the tests after it
 
 
 def pytest_collection_finish(session):

@@ -120,6 +120,8 @@ def _scalar_tensor(lib):
     """torch's ``ScalarTensor`` example: a tensor-like type with a table of handled functions
     (ember's ``overrides``, imported here, turns the hand-off on for types that are no subclass)."""
     overrides = lib.overrides
+    if lib is ember:  # (its import turned them on; the suite's conftest turns them off after each test)
+        ember._tensor_subclass.enable()
     handled = {}
 
     class ScalarTensor:
@@ -204,3 +206,20 @@ def _pickled(lib):
 
 def test_a_pickled_subclass_keeps_its_class_and_attributes():
     assert _pickled(ember) == _pickled(torch)
+
+
+def test_real_torch_tensors_are_no_overrides_and_disable_puts_the_functions_back():
+    from ember import _tensor_subclass
+
+    class Sub(ember.Tensor):  # (turns overrides on)
+        pass
+
+    assert _tensor_subclass.enabled() and ember.manual_seed is not ember.random.manual_seed
+    source = torch.tensor([[1.5, -2.0], [0.25, 4.0]]).t()
+    got = ember.from_dlpack(source)  # (torch's __torch_function__ would call ember's wrapper back: RecursionError)
+    assert type(got) is ember.Tensor and got.tolist() == source.tolist() and got.stride() == source.stride()
+    assert type(ember.add(ember.ones(2).as_subclass(Sub), 1)) is Sub
+    _tensor_subclass.disable()
+    assert not _tensor_subclass.enabled() and ember.manual_seed is ember.random.manual_seed
+    assert "add" not in vars(ember.Tensor) or not hasattr(vars(ember.Tensor)["add"], "public")
+    assert type(ember.add(ember.ones(2).as_subclass(Sub), 1)) is ember.Tensor  # (no wrappers: plain again)

@@ -24,7 +24,7 @@ import types
 
 from ._ops.core import named
 
-__all__ = ["TensorSubclassing", "Overridable", "enable", "enabled", "DisableTorchFunctionSubclass",
+__all__ = ["TensorSubclassing", "Overridable", "enable", "enabled", "disable", "DisableTorchFunctionSubclass",
            "DisableTorchFunction", "disabled_torch_function_impl", "has_torch_function",
            "handle_torch_function", "is_tensor_like", "get_default_nowrap_functions", "is_torch_function_enabled"]
 
@@ -68,6 +68,8 @@ _STATE = _State()
 _ON = []  # non-empty once the wrappers are bound
 _TENSOR = []  # the Tensor class: the first class made from TensorSubclassing
 _WRAPPERS = {}  # function -> its Overridable
+_REBOUND = []  # (owner, name, what it held before: _MISSING where it inherited it), for disable()
+_MISSING = object()
 
 
 def disabled_torch_function_impl(func, types, args=(), kwargs=None):
@@ -107,8 +109,12 @@ def enabled():
 
 
 def _overrides(t):
-    return t is not _TENSOR[0] and getattr(t, "__torch_function__", disabled_torch_function_impl) \
-        is not disabled_torch_function_impl
+    if t is _TENSOR[0] or getattr(t, "__torch_function__", disabled_torch_function_impl) is disabled_torch_function_impl:
+        return False
+    if any(c.__module__ == "torch._C" for c in t.__mro__):  # (a real torch tensor handed to ember: from_dlpack)
+        _PLAIN.add(t)  # (its __torch_function__ would call the ember function back: no override of ember's)
+        return False
+    return True
 
 
 def _overloaded_args(values):
@@ -285,9 +291,9 @@ def enable():
                 continue
             seen.add(name)
             if isinstance(value, property) and value.fget is not None:
-                setattr(tensor, name, _overridable_getter(value))
+                _rebind(tensor, name, _overridable_getter(value))
             elif isinstance(value, types.FunctionType):
-                setattr(tensor, name, _method(value, name))
+                _rebind(tensor, name, _method(value, name))
     for operator, method in _OPERATOR_METHODS.items():
         if hasattr(vars(tensor).get(operator), "public") and hasattr(vars(tensor).get(method), "public"):
             vars(tensor)[operator].public = vars(tensor)[method]
@@ -303,7 +309,26 @@ def wrap_namespace(module):
                 and name not in _NOT_WRAPPED:
             if value not in _WRAPPERS:  # one wrapper per function: its names in all namespaces stay one object
                 _WRAPPERS[value] = Overridable(value)
-            setattr(module, name, _WRAPPERS[value])
+            _rebind(module, name, _WRAPPERS[value])
+
+
+def _rebind(owner, name, value):
+    _REBOUND.append((owner, name, vars(owner).get(name, _MISSING)))
+    setattr(owner, name, value)
+
+
+def disable():
+    """Puts back what :func:`enable` rebound (the plain functions and Tensor's own methods), so
+    that plain calls pay nothing again; subclasses made before then are no longer handed to
+    ``__torch_function__`` until the next :func:`enable`. ember's test suite does this after each
+    test, so that one test's subclass leaves no wrappers to the tests after it."""
+    while _REBOUND:
+        owner, name, value = _REBOUND.pop()
+        if value is _MISSING:
+            delattr(owner, name)
+        else:
+            setattr(owner, name, value)
+    _ON.clear()
 
 
 def _convert(result, cls):

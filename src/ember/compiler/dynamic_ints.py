@@ -391,9 +391,11 @@ def float_capture(run, args, kwargs, world, positions):
     groups are watched for the user's code reading them (:func:`.group_writes.watched_groups`)."""
     run = _watching(run, world)
     if not positions:
+        patched = patch_math()  # (``math.cos(k / 6)``: traced as ``k * 0.5`` is)
         try:
             return (*run(args, kwargs), {})
         finally:  # (traced floats made from traced ints: ``k * 0.5``)
+            unpatch_math(patched)
             _floats_made()
     uses = {k: Uses() for k in positions}
     for seen in uses.values():

@@ -325,14 +325,17 @@ def _divisor(f):
 # ... it specialises): while floats are traced, ``math.sqrt(lr)`` called from the user's code makes a
 # traced float (the graph takes what Python computes at each call)
 MATH = ("sqrt", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "log2", "radians")
+# those giving a float of every finite float: of a float made from traced ints (``math.cos(math.pi * k / 6)``)
+# no guard is needed (its graph input computed by Python at each call, as ``k * 0.5``'s)
+_TOTAL = {"sin", "cos", "tan", "atan", "tanh", "radians"}
 
 
 def _traced_math(name, original):
     def traced(*args):
         result = original(*args)
         x = args[0] if len(args) == 1 else None
-        if type(x) is TracedFloat and x.uses[0].active and type(result) is float and _from_user() and all(
-                seen.floats for seen in x.uses):
+        if type(x) is TracedFloat and x.uses[0].active and type(result) is float and _from_user() and (all(
+                seen.floats for seen in x.uses) or name in _TOTAL):  # (``math.cos(k / 6)``: an input Python computes)
             return TracedFloat(result, x.uses, (f"math.{name}", x))
         for f in args:  # (``math.log(lr, 2)``: its value read unseen)
             if type(f) is TracedFloat and f.uses[0].active:

@@ -118,7 +118,8 @@ def note_float_operands(frame):
         hits = [traced[n] for n in names if n in traced and (type(traced[n]) is not TracedFloat or _to_int(right))]
         if type(_simple_value(right, frame)) in (TracedInt, FloatInt):  # (self.k, cfg.k)
             hits.append(_simple_value(right, frame))
-        if hits and _holds_float(left, frame) and not _tensor_valued(left, frame):
+        if hits and _holds_float(left, frame) and _span_kind(left, frame) != "tensor" \
+                and _span_kind(right, frame) != "float":  # (a float on the right: its own method runs)
             for seen in {id(u): u for hit in hits for u in (hit.uses if type(hit) is not TracedInt else (hit.uses,))}.values():
                 if seen.active:
                     seen.append(("a float's operator", f"{code.co_filename}:{line}: (a float operand before the int)"))
@@ -127,11 +128,13 @@ def note_float_operands(frame):
 _TRACED = (TracedInt, FloatInt, TracedFloat)
 
 
-def _tensor_valued(span, frame):
-    """Whether the instructions ``span`` compute a tensor, followed on a stack of kinds: names
-    holding tensors or numbers, number constants, calls of ``round``/``abs`` or ``math``'s
-    functions on numbers, and arithmetic, a tensor among its operands (``x * (k * 0.5)``,
-    ``y - math.floor(lr) * 2``; ``x.shape[0] * 0.5`` and ``int(x) * 0.5`` are no such span)."""
+def _span_kind(span, frame):
+    """What the instructions ``span`` compute, followed on a stack of kinds: ``"tensor"``,
+    ``"float"``, ``"int"`` or ``"?"``. Names holding tensors or numbers, number constants,
+    ``math``'s constants, calls of ``round``/``abs`` or ``math``'s functions on numbers, and
+    arithmetic: a tensor among the operands gives a tensor (``x * (k * 0.5)``, ``y -
+    math.floor(lr) * 2``; ``x.shape[0] * 0.5`` and ``int(x) * 0.5`` are no such span), a true
+    division or a float operand a float (``(k - 4) / 6``, ``1.0 + math.cos(lr)``), ints an int."""
     stack = []
     for i in span:
         if i.opname in _NAMES or i.opname == "LOAD_CONST":
@@ -142,27 +145,45 @@ def _tensor_valued(span, frame):
             if i.opname == "PUSH_NULL":
                 stack.append(None)
                 continue
-            owner = stack.pop()
-            stack += [None] * (i.opname == "LOAD_METHOD") + ["call" if owner == "math" and callable(
-                getattr(math, i.argval, None)) else "?"]
+            owner, found = stack.pop(), getattr(math, i.argval, None)
+            stack += [None] * (i.opname == "LOAD_METHOD") + [
+                ("call", i.argval) if owner == "math" and callable(found) else _kind(found) if owner == "math" else "?"]
         elif i.opname == "CALL" and len(stack) >= i.arg + 2:
             args, called = stack[len(stack) - i.arg:], stack[-i.arg - 1]
             del stack[-i.arg - 2:]
-            stack.append("number" if called == "call" and all(a == "number" for a in args) else "?")
+            stack.append(_called_kind(called, args))
         elif i.opname in ("BINARY_OP", "UNARY_NEGATIVE", "UNARY_POSITIVE") and len(stack) >= 1 + (i.opname == "BINARY_OP"):
-            operands = [stack.pop() for _ in range(1 + (i.opname == "BINARY_OP"))]
-            stack.append("tensor" if "tensor" in operands else "number" if set(operands) == {"number"} else "?")
+            operands = {stack.pop() for _ in range(1 + (i.opname == "BINARY_OP"))}
+            stack.append("tensor" if "tensor" in operands else "?" if not operands <= {"int", "float"} or i.argrepr in (
+                "**", "**=") else "float" if "float" in operands or i.argrepr in ("/", "/=") else "int")
         elif i.opname != "PRECALL":
-            return False
-    return stack == ["tensor"]
+            return "?"
+    return stack[0] if len(stack) == 1 and type(stack[0]) is str else "?"
+
+
+def _called_kind(called, args):
+    """The kind (:func:`_span_kind`) a call of ``round``, ``abs`` or a ``math`` function on numbers gives."""
+    if type(called) is not tuple or not args or not set(args) <= {"int", "float"}:
+        return "?"
+    if called[1] == "abs":
+        return args[0]
+    if called[1] in ("round", "floor", "ceil", "trunc"):
+        return "int" if len(args) == 1 else "?"
+    return "float" if called[1] in _FLOAT_MATH else "?"
+
+
+# math's functions giving a float of numbers (by name: patch_math's tracing versions stand for some)
+_FLOAT_MATH = {name for name in ("sqrt", "exp", "log", "log2", "log10", "log1p", "expm1", "sin", "cos",
+                                                "tan", "asin", "acos", "atan", "atan2", "sinh", "cosh", "tanh", "pow",
+                                                "fabs", "hypot", "radians", "degrees", "copysign", "fmod")}
 
 
 def _kind(value):
     if isinstance(value, Tensor):
         return "tensor"
     if type(value) in (bool, int, float) or isinstance(value, (TracedInt, TracedFloat, FloatInt)):
-        return "number"
-    return "math" if value is math else "call" if value is round or value is abs else "?"
+        return "float" if isinstance(value, float) else "int"
+    return "math" if value is math else ("call", value.__name__) if value is round or value is abs else "?"
 
 
 _NAMES = ("LOAD_FAST", "LOAD_DEREF", "LOAD_GLOBAL", "LOAD_NAME")
