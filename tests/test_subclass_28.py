@@ -214,12 +214,12 @@ def test_real_torch_tensors_are_no_overrides_and_disable_puts_the_functions_back
     class Sub(ember.Tensor):  # (turns overrides on)
         pass
 
-    assert _tensor_subclass.enabled() and ember.manual_seed is not ember.random.manual_seed
+    assert _tensor_subclass.enabled() and isinstance(ember.exp, _tensor_subclass.Overridable)
     source = torch.tensor([[1.5, -2.0], [0.25, 4.0]]).t()
     got = ember.from_dlpack(source)  # (torch's __torch_function__ would call ember's wrapper back: RecursionError)
     assert type(got) is ember.Tensor and got.tolist() == source.tolist() and got.stride() == source.stride()
     assert type(ember.add(ember.ones(2).as_subclass(Sub), 1)) is Sub
     _tensor_subclass.disable()
-    assert not _tensor_subclass.enabled() and ember.manual_seed is ember.random.manual_seed
+    assert not _tensor_subclass.enabled() and not isinstance(ember.exp, _tensor_subclass.Overridable)
     assert "add" not in vars(ember.Tensor) or not hasattr(vars(ember.Tensor)["add"], "public")
     assert type(ember.add(ember.ones(2).as_subclass(Sub), 1)) is ember.Tensor  # (no wrappers: plain again)
