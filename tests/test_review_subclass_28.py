@@ -8,22 +8,15 @@ import pickle
 import pytest
 import torch
 import torch.overrides
+from torchcompare import overriding_subclass
 
 import ember
 import ember.random
 
 
-def _overriding(lib):
-    class Overriding(lib.Tensor):
-        @classmethod
-        def __torch_function__(cls, func, types, args=(), kwargs=None):
-            return super().__torch_function__(func, types, args, kwargs or {})
-    return Overriding
-
-
 @pytest.mark.parametrize("name", ["view", "item", "reshape", "__getitem__"])
 def test_tensor_methods_pickle_after_a_subclass(name):
-    _overriding(torch), _overriding(ember)
+    overriding_subclass(torch), overriding_subclass(ember)
     assert pickle.loads(pickle.dumps(getattr(torch.Tensor, name))) is getattr(torch.Tensor, name)
     method = pickle.loads(pickle.dumps(getattr(ember.Tensor, name)))
     assert method is getattr(ember.Tensor, name)
@@ -36,7 +29,7 @@ def test_tensor_methods_pickle_after_a_subclass(name):
 
 
 def test_seeding_functions_stay_torch_random_s_after_a_subclass():
-    _overriding(torch), _overriding(ember)
+    overriding_subclass(torch), overriding_subclass(ember)
     # (torch's own identity is no check: importing torch._dynamo rebinds torch.manual_seed)
     for name in ("manual_seed", "seed", "initial_seed", "get_rng_state", "set_rng_state"):
         assert getattr(torch, name) not in torch.overrides.get_overridable_functions().get(torch, [])

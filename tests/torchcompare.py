@@ -40,3 +40,13 @@ def assert_same_error(ember_call, torch_call, normalize=lambda message: message)
         ember_call()
     assert normalize(str(got.value)) == normalize(str(expected.value))
     return got.value, expected.value
+
+
+def overriding_subclass(lib):
+    """A fresh Tensor subclass of ``lib`` (``torch`` or ``ember``) whose ``__torch_function__``
+    overrides the default by calling it (the plainest subclass torch hands every call to)."""
+    class Overriding(lib.Tensor):
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            return super().__torch_function__(func, types, args, kwargs or {})
+    return Overriding

@@ -6,16 +6,9 @@ graph count (an int argument counting from 0 beside a float constant: one graph 
 import pytest
 import torch
 from graph_counts import graph_counts
+from torchcompare import overriding_subclass
 
 import ember
-
-
-def _overriding(lib):
-    class Overriding(lib.Tensor):
-        @classmethod
-        def __torch_function__(cls, func, types, args=(), kwargs=None):
-            return super().__torch_function__(func, types, args, kwargs or {})
-    return Overriding
 
 
 def _f(lib):
@@ -26,7 +19,7 @@ def _f(lib):
 
 def test_compiled_calls_with_a_subclass_argument_give_eager_s_types():
     compiled, f, want_f = ember.compile(_f(ember)), _f(ember), _f(torch)
-    sub, want_sub = _overriding(ember), _overriding(torch)
+    sub, want_sub = overriding_subclass(ember), overriding_subclass(torch)
     x, t = ember.tensor([1.0, -2.0]), torch.tensor([1.0, -2.0])
     s, u = x.as_subclass(sub), t.as_subclass(want_sub)
     got_types = []
