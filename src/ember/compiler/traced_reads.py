@@ -147,7 +147,8 @@ def _span_kind(span, frame):
                 continue
             owner, found = stack.pop(), getattr(math, i.argval, None)
             stack += [None] * (i.opname == "LOAD_METHOD") + [
-                ("call", i.argval) if owner == "math" and callable(found) else _kind(found) if owner == "math" else "?"]
+                ("call", i.argval) if owner == "math" and callable(found) else _kind(found) if owner == "math"
+                else ("method", "tensor") if owner == "tensor" and i.argval in _TENSOR_METHODS else "?"]
         elif i.opname == "CALL" and len(stack) >= i.arg + 2:
             args, called = stack[len(stack) - i.arg:], stack[-i.arg - 1]
             del stack[-i.arg - 2:]
@@ -162,7 +163,10 @@ def _span_kind(span, frame):
 
 
 def _called_kind(called, args):
-    """The kind (:func:`_span_kind`) a call of ``round``, ``abs`` or a ``math`` function on numbers gives."""
+    """The kind (:func:`_span_kind`) a call of ``round``, ``abs`` or a ``math`` function on numbers
+    gives, or a Tensor method of :data:`_TENSOR_METHODS` (``(x * 0.5).sum() + n``: a tensor's operator)."""
+    if called == ("method", "tensor"):
+        return "tensor"
     if type(called) is not tuple or not args or not set(args) <= {"int", "float"}:
         return "?"
     if called[1] == "abs":
@@ -176,6 +180,13 @@ def _called_kind(called, args):
 _FLOAT_MATH = {name for name in ("sqrt", "exp", "log", "log2", "log10", "log1p", "expm1", "sin", "cos",
                                                 "tan", "asin", "acos", "atan", "atan2", "sinh", "cosh", "tanh", "pow",
                                                 "fabs", "hypot", "radians", "degrees", "copysign", "fmod")}
+
+
+# Tensor methods giving a Tensor whatever their arguments (not ``item``, ``max(dim)``, ``size``...)
+_TENSOR_METHODS = {"sum", "mean", "prod", "exp", "log", "sqrt", "abs", "neg", "square", "relu", "sigmoid", "tanh",
+                   "sin", "cos", "float", "double", "clone", "detach", "contiguous", "reshape", "view", "flatten",
+                   "squeeze", "unsqueeze", "t", "transpose", "permute", "norm", "pow", "add", "sub", "mul", "div",
+                   "matmul", "amax", "amin", "logsumexp", "softmax", "log_softmax", "cumsum", "var", "std", "clamp"}
 
 
 def _kind(value):
