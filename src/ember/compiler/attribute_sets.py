@@ -9,13 +9,22 @@ no gradient is no Python side effect breaking the graph (:func:`tensor_attribute
 :func:`as_before` while the recording compares the Python state) but an extra output of the graph,
 set on the module after each replay (:func:`set_attributes`). One holding a tensor with autograd
 history, an input or anything else still breaks the graph.
+
+One set to a float (or an int made of one) computed from the call's float arguments (``self.scale
+= lr * 2 + 1``, a traced float: :mod:`.traced_floats`) is set after each replay to the value
+computed from that call's arguments (:func:`float_attributes_set`, :func:`set_floats`), as torch
+sets a symbolic float; where every user code naming it stores it before any other use, no guard
+keeps its value (:func:`~.side_effects.names_read`): the next call reads only what it wrote.
 """
 import contextlib
 import weakref
 
 from .._tensor import Tensor
+from .traced_floats import _how, _of_arguments, _value
+from .traced_ints import FloatInt, TracedFloat, plain
 
-__all__ = ["attributes_before", "tensor_attributes_set", "as_before", "noted", "extra", "set_attributes"]
+__all__ = ["attributes_before", "tensor_attributes_set", "float_attributes_set", "unguarded_names", "as_before", "noted",
+           "extra", "set_attributes", "noted_floats", "set_floats"]
 
 _ABSENT = object()
 
@@ -38,11 +47,47 @@ def tensor_attributes_set(before, made):
     return found
 
 
+def float_attributes_set(before):
+    """``[(module, name, value, old value, how)]``: the attributes the call set (``before``:
+    :func:`attributes_before`) to a traced float computed from its arguments (``how``: its
+    computation, :func:`~.traced_floats._how`), each set back to the plain ``value``, as eager's."""
+    found = []
+    for m, old in before:
+        for name, value in vars(m).items():
+            if type(value) in (TracedFloat, FloatInt) and old.get(name, _ABSENT) is not value and _of_arguments(value):
+                found.append((m, name, plain(value), old.get(name, _ABSENT), _how(value)))
+                object.__setattr__(m, name, found[-1][2])
+    return found
+
+
+def unguarded_names(sets, modules):
+    """The names of ``sets`` (:func:`float_attributes_set`) that every one of ``modules`` holding
+    such an attribute was set (another module's ``scale`` stays guarded)."""
+    done = {(id(m), name) for m, name, *_ in sets}
+    return frozenset(name for _, name, *_ in sets if all((id(m), name) in done for m in modules if name in vars(m)))
+
+
+def noted_floats(sets):
+    """The capture's ``float_sets`` of ``sets`` (:func:`float_attributes_set`): ``(weak
+    reference to the module, its id, name, how)``."""
+    return [(weakref.ref(m), id(m), name, how) for m, name, _, _, how in sets]
+
+
+def set_floats(float_sets, args, kwargs):
+    """Sets each module attribute of ``float_sets`` (a capture's: ``(weak reference to the
+    module, its id, name, how)``) to the float ``how`` computes from this call's arguments."""
+    arguments = (*args, *kwargs.values())
+    for ref, _, name, how in float_sets:
+        m = ref()
+        if m is not None:
+            setattr(m, name, _value(how, arguments.__getitem__))
+
+
 @contextlib.contextmanager
 def as_before(sets):
     """The attributes ``sets`` (:func:`tensor_attributes_set`) hold their old values while it runs
     (``object``'s ``__setattr__``: the module's own does not run)."""
-    for m, name, _, was in sets:
+    for m, name, _, was, *_ in sets:
         if was is _ABSENT:
             object.__delattr__(m, name)
         else:
@@ -50,7 +95,7 @@ def as_before(sets):
     try:
         yield
     finally:
-        for m, name, value, _ in sets:
+        for m, name, value, *_ in sets:
             object.__setattr__(m, name, value)
 
 

@@ -43,7 +43,8 @@ from .exc import Unsupported
 from ..autograd.grad_mode import STATE
 from .aliases import hidden_bases, returned_views
 from .aot import enables_grad, record_backward, retained_history, runs_hooks
-from .attribute_sets import as_before, attributes_before, extra, noted, tensor_attributes_set
+from .attribute_sets import (as_before, attributes_before, extra, float_attributes_set, noted, noted_floats, set_floats,
+                             tensor_attributes_set, unguarded_names)
 from .inner_views import strided_layout
 from .layouts import layout_of
 from .graph import Graph
@@ -82,7 +83,7 @@ class Capture:
         group_writes: the writes into optimizers' groups a replay repeats after the graph (group_replay.py).
         grad_required: the input positions a replay makes require grad before the graph (``x.requires_grad_()``).
         attr_sets: ``(module ref, id, name, output index)``: a module attribute set to an output
-            (:mod:`.attribute_sets`).
+            (:mod:`.attribute_sets`); float_sets: one set to a float computed from the arguments.
         layouts: per output, eager's layout (:func:`.layouts.layout_of`; None: row-major).
         views: the outputs that are views of an input or of another output (:class:`.aliases.View`).
         breaks: ``(reason, "file:line: code")`` of each graph break; empty when replayable.
@@ -96,7 +97,7 @@ class Capture:
     def __init__(self, graph, sources):
         self.graph, self.sources, self.grad_written = graph, sources, set()  # (whose .grad the call set first)
         self.output, self.output_nodes, self.grad_sets, self.layouts, self.views = None, [], [], [], []
-        self.attr_sets = []
+        self.attr_sets, self.float_sets = [], []
         self.breaks, self.ran_backward, self.reads_grad, self.pieces, self.read_names = [], False, False, [graph], None
         self.group_writes, self.grad_required = [], []
 
@@ -106,9 +107,10 @@ class Capture:
             inputs[i].requires_grad_()
 
     def replay_writes(self, args, kwargs):
-        """Repeats the ``group_writes`` for a call on ``args``, ``kwargs``, after a replay's graph."""
+        """Repeats the ``group_writes`` and ``float_sets`` for a call on ``args``, ``kwargs``, after a replay's graph."""
         if self.group_writes:
             replay_writes(self.group_writes, args, kwargs)
+        set_floats(self.float_sets, args, kwargs)
 
 
 class Tracer(_core.Observer):
@@ -490,7 +492,7 @@ def capture(fn, args, kwargs, world, fullgraph=False, joint=True):
     end_recording = record_on_this_thread(tracer)  # (Tensor methods breaking, tensors made, random draws)
     before, restore_print, restore_io = python_state(world, True), breaking_print(tracer.graph_break), breaking_io(tracer.graph_break)
     tracer.group_before = snapshot(world.optimizers)
-    arrays, attributes, sets = [t._data for t in world.inputs], attributes_before(world), []
+    arrays, attributes, sets, floats = [t._data for t in world.inputs], attributes_before(world), [], []
     _core.OBSERVERS.append(tracer)
     try:
         if world.unguarded:
@@ -505,7 +507,8 @@ def capture(fn, args, kwargs, world, fullgraph=False, joint=True):
         writes = group_writes(world.optimizers, tracer.group_before)  # (replayed: no side effect)
         before[REQUIRES_GRAD] = [g or i in tracer.grad_required for i, g in enumerate(before[REQUIRES_GRAD])]
         sets = tensor_attributes_set(attributes, tracer.made_here)  # (``self.mask = mask``: set after each replay)
-        with as_before(sets):
+        floats = float_attributes_set(attributes)  # (``self.scale = lr * 2``: set after each replay)
+        with as_before(sets + floats):
             changed = next((k for k, v in python_state(world).items() if before.get(k, v) != v
                             and (writes is None or not k.startswith(GROUPS))), None)
         if changed is not None:  # a replay runs the graph only: the side effect would be lost
@@ -526,7 +529,7 @@ def capture(fn, args, kwargs, world, fullgraph=False, joint=True):
     finally:
         _core.OBSERVERS.remove(tracer)
         restore_print()
-        read_names = restore_io()
+        read_names = restore_io(unguarded_names(floats, world.all_modules))
         end_recording()
     cap = Capture(tracer.graph, tracer.sources)
     cap.breaks, cap.ran_backward, cap.output = tracer.breaks, tracer.ran_backward, skeleton(result)
@@ -534,7 +537,7 @@ def capture(fn, args, kwargs, world, fullgraph=False, joint=True):
     cap.group_writes, cap.grad_required = writes or [], sorted(tracer.grad_required)
     cap.read_names, cap.joint = checked_reads(tracer, read_names, world), (cap_joint if not tracer.breaks else None)
     if not cap.breaks:
-        _finish(tracer, cap, result, sets)
+        _finish(tracer, cap, result, sets, floats)
     cap.pieces = [g for g in tracer.pieces + [tracer.graph] if any(n.op == "call_op" for n in g.nodes)]
     if _has_loop_int(result):  # the caller gets plain ints, as a replay gives
         result = unflatten(cap.output, iter(flatten(result)))
@@ -542,9 +545,9 @@ def capture(fn, args, kwargs, world, fullgraph=False, joint=True):
     return result, cap
 
 
-def _finish(tracer, cap, result, sets):
+def _finish(tracer, cap, result, sets, floats):
     """Adds the output node: the returned tensors, then the ``.grad`` tensors made in the call,
-    then the tensors it set as module attributes (``sets``: :mod:`.attribute_sets`)."""
+    then the tensors it set as module attributes (``sets``; ``floats``: :mod:`.attribute_sets`)."""
     outputs = []
     returned = flatten(result) + hidden_bases(flatten(result), tracer.made_here)  # (returned after the user's)
     for t in returned:  # without a recorded backward, a returned x.detach() is a Detach of x's node
@@ -567,7 +570,7 @@ def _finish(tracer, cap, result, sets):
             break
         cap.grad_sets.append((p, len(outputs)))
         outputs.append(node)
-    cap.attr_sets = noted(sets, returned, len(outputs))
+    cap.attr_sets, cap.float_sets = noted(sets, returned, len(outputs)), noted_floats(floats)
     outputs += [tracer.arg(t, None) if cap.joint is None else tracer.node(t) for t in extra(sets, returned)]
     for t in tracer.world.inputs:
         node = tracer.value.get(id(t.grad._data)) if t.grad_fn is None and t.grad is not None else None

@@ -98,7 +98,7 @@ def breaking_io(graph_break):
     profile function is the thread's own, and so are the recordings it reports to (:class:`_Recordings`)."""
     this = _THIS
     if not this.breaks and sys.getprofile() is not None:
-        return lambda: None
+        return lambda written=(): None
     this.breaks.append(graph_break)
     this.run.append({})
     this.globals.append([])
@@ -108,7 +108,7 @@ def breaking_io(graph_break):
     quiet = QuietOps(_io_hook)  # (off inside ember's ops: quiet_ops.py)
     OBSERVERS.append(quiet)  # (before the tracer: its op_exit runs quiet too)
 
-    def restore():
+    def restore(written=()):  # (``written``: see names_read)
         OBSERVERS.remove(quiet)
         i = this.breaks.index(graph_break)
         del this.breaks[i]
@@ -120,7 +120,7 @@ def breaking_io(graph_break):
             this.globals[-1].extend(seen)
         sys.setprofile(_io_hook if this.run else None)  # (the outer's back, were an op's exit skipped)
         GLOBALS_SEEN[:] = [(names, name) for _, names, name in seen]
-        return names_read(run)
+        return names_read(run, written)
     return restore
 
 
@@ -144,7 +144,7 @@ _DYNAMIC_READS = frozenset({"attrgetter", "methodcaller", "vars", "__dict__", "_
 _CALLED = frozenset({"getattr", "hasattr"})  # (called directly: each call's name is seen, _io_hook)
 
 
-def names_read(run):
+def names_read(run, written=()):
     """The attribute names the code objects of ``run`` can read (``{code: whose}``, see
     :func:`_whose`; ember's code but its modules', NumPy's... reads no user module's attributes):
     the names their bytecode uses (``co_names``: ``self.scale``), their string constants
@@ -154,7 +154,9 @@ def names_read(run):
     computed otherwise (``vars``, ``__dict__``, ``getattr(self, "a" + s)``, ``map(getattr, ...)``...
     also under another name, or an ``operator.attrgetter`` it calls: :func:`_opaque`). A module
     attribute named by none was not read: a graph need not guard it (torch's dynamo guards the
-    attributes it traced a read of)."""
+    attributes it traced a read of). Of ``written`` (attributes the call set to a float a replay
+    sets again: :mod:`.attribute_sets`), the names each user code naming them stores before any
+    other use (:func:`_written_first`) are not read: the call reads only what it wrote itself."""
     if run.get(_COMPUTED):
         return None
     names = set(run.get(_REQUESTED, ()))
@@ -163,7 +165,30 @@ def names_read(run):
             continue  # code: no user module's attributes
         if not _names_of(code, user, names):
             return None
-    return frozenset(names)
+    return frozenset(names) - _written_first(run, written)
+
+
+def _written_first(run, written):
+    """The names of ``written`` whose first use in each user code of ``run`` naming them is a
+    store (``self.scale = lr * 2`` before ``x * self.scale``), asked for by no string nor
+    ``getattr`` by name (:func:`names_read`)."""
+    found = set(written) - set(run.get(_REQUESTED, ()))
+    for code, user in run.items():
+        if found and user is not None and isinstance(code, types.CodeType):
+            strings = [c for c in code.co_consts if type(c) is str]
+            found = {n for n in found if not any(n in c for c in strings)
+                     and (n not in code.co_names or _first_uses(code).get(n) == "STORE_ATTR")}
+    return frozenset(found)
+
+
+@functools.lru_cache(maxsize=4096)
+def _first_uses(code):
+    """``{attribute name: the opname of its first use in code's bytecode}``."""
+    first = {}
+    for i in dis.get_instructions(code):
+        if i.opname in ("LOAD_ATTR", "STORE_ATTR", "DELETE_ATTR", "LOAD_METHOD"):
+            first.setdefault(i.argval, i.opname)
+    return first
 
 
 def _names_of(code, user, names, nested=False):
