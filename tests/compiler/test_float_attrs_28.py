@@ -99,3 +99,15 @@ def test_another_modules_attribute_of_that_name_stays_guarded():
     t_out, _ = _runs(torch, _modules(torch)[2], LRS[:5], between)
     e_out, _ = _runs(ember, _modules(ember)[2], LRS[:5], between)
     assert _same(e_out, t_out)
+
+
+def test_each_module_of_the_class_gets_its_own_value():
+    Scaled = _modules(ember)[0]
+    ember.compiler.reset()
+    a, b = Scaled(), Scaled()
+    compiled = ember.compile(lambda m, x, lr: m(x, lr))
+    compiled(a, ember.ones(3), 0.5)
+    compiled(a, ember.ones(3), 0.25)
+    for lr in (0.75, 2.0):
+        assert compiled(b, ember.ones(3), lr).tolist() == [lr * 2 + 1] * 3
+        assert (a.scale, b.scale) == (1.5, lr * 2 + 1)

@@ -141,6 +141,7 @@ def _rebound(entry, world, facts):
         grad_sets = [(move(p), i) for p, i in entry.cap.grad_sets]
         group_writes = [(move(opt), *rest) for opt, *rest in entry.cap.group_writes]
         modules = [new[old[key]] for _, key, _, _ in entry.cap.attr_sets]
+        floats = [new[old[key]] for _, key, _, _ in entry.cap.float_sets]
         output = returned(entry.cap.output)
     except KeyError:
         return None
@@ -153,6 +154,7 @@ def _rebound(entry, world, facts):
     moved.cap = copy.copy(entry.cap)
     moved.cap.grad_sets, moved.cap.output, moved.cap.group_writes = grad_sets, output, group_writes
     moved.cap.attr_sets = [(weakref.ref(m), id(m), *rest) for m, (_, _, *rest) in zip(modules, entry.cap.attr_sets)]
+    moved.cap.float_sets = [(weakref.ref(m), id(m), *rest) for m, (_, _, *rest) in zip(floats, entry.cap.float_sets)]
     moved.fetch = [f if s is t else fetcher(t) for f, s, t in zip(entry.fetch, entry.sources, sources)]
     moved.fixed = [None if x is None else f(None, None) for x, f in zip(entry.fixed, moved.fetch)]
     moved.varying = [(i, moved.fetch[i]) for i, _ in entry.varying]
