@@ -538,6 +538,8 @@ def capture(fn, args, kwargs, world, fullgraph=False, joint=True):
     cap.read_names, cap.joint = checked_reads(tracer, read_names, world), (cap_joint if not tracer.breaks else None)
     if not cap.breaks:
         _finish(tracer, cap, result, sets, floats)
+    if cap.breaks and cap.read_names is not None:  # (no replay sets the floats: their names guarded again)
+        cap.read_names |= unguarded_names(floats, world.all_modules)
     cap.pieces = [g for g in tracer.pieces + [tracer.graph] if any(n.op == "call_op" for n in g.nodes)]
     if _has_loop_int(result):  # the caller gets plain ints, as a replay gives
         result = unflatten(cap.output, iter(flatten(result)))
