@@ -111,3 +111,24 @@ def test_each_module_of_the_class_gets_its_own_value():
     for lr in (0.75, 2.0):
         assert compiled(b, ember.ones(3), lr).tolist() == [lr * 2 + 1] * 3
         assert (a.scale, b.scale) == (1.5, lr * 2 + 1)
+
+
+CFG = {"lr": 0.0}
+
+
+def _read_zero(x, m):
+    return x * CFG["lr"] + x * m.gain
+
+
+def test_a_zero_read_from_a_global_dict_or_a_module_keeps_its_sign():
+    # (torch.compile 2.13 guards 0.0 == -0.0 and returns 0.0 for the second call, eager -0.0:
+    # the oracle is torch's eager; ember returned 0.0 too)
+    out = {}
+    for lib in (torch, ember):
+        ember.compiler.reset()
+        m = lib.nn.Module()
+        run, out[lib] = _read_zero if lib is torch else ember.compile(_read_zero), []
+        for lr, gain in [(0.0, 0.0), (-0.0, -0.0), (0.0, -0.0), (-0.0, 0.0)]:
+            CFG["lr"], m.gain = lr, gain
+            out[lib].append(repr(run(lib.ones(2), m).tolist()))
+    assert out[ember] == out[torch]

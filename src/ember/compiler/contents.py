@@ -148,8 +148,8 @@ def baked(obj, depth=0):
     deeper, a new object every time: a guard that never holds);
     function-like objects (:func:`function_like`) by identity; tensors and other objects by kind
     (their own guards cover them)."""
-    if scalar(obj):
-        return type(obj), obj
+    if scalar(obj):  # (a zero float with its sign: ``x * -0.0`` is -0.0)
+        return (float, obj, math.copysign(1.0, obj)) if type(obj) is float and obj == 0 else (type(obj), obj)
     if function_like(obj):
         return "is", id(obj)
     if isinstance(obj, Tensor):
