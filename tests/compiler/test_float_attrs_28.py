@@ -1,8 +1,8 @@
 """A float computed from the call's float arguments and stored on a module in the compiled
 forward (``self.scale = lr * 2 + 1``: a temperature, an EMA decay set each call) is set after each
 replay to that call's value, and the next call's guard leaves it out where the code stores it
-before any read: torch 2.13 makes 3 graphs for 8 values, ember ran every call but the first
-eagerly (a Python side effect), now records twice (ember.compiler.attribute_sets)."""
+before any read: torch 2.13 makes 3 graphs for 8 values, ember recorded each call, 7 of them
+then run eagerly (a Python side effect); now it records twice (ember.compiler.attribute_sets)."""
 import math
 
 import torch
