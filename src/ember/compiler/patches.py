@@ -111,6 +111,8 @@ def _user_call(reason):
 def _traced_print(name, original):
     def traced_print(*args, **kwargs):
         _user_call(PRINT)
+        if threading.get_ident() in _MUTED:  # (quiet_output: to any file, print(..., file=buf) too)
+            return None
         return original(*args, **kwargs)  # (its write to a wrapped stream comes from ember: no break)
     traced_print.__name__, traced_print.__doc__ = name, original.__doc__
     return traced_print
@@ -141,8 +143,8 @@ class _BreakingStream:
 
 @contextlib.contextmanager
 def quiet_output():
-    """While it runs, what this thread prints or writes to ``sys.stdout``/``sys.stderr`` is
-    dropped (other threads' is shown); recordings inside it still break at each print or write
+    """While it runs, what this thread prints (to any file) or writes to ``sys.stdout``/``sys.stderr``
+    is dropped (other threads' is shown); recordings inside it still break at each print or write
     (:func:`breaking_print`). For a second run of a call whose output was shown already
     (:func:`~.custom_backend.first_split_run`)."""
     thread = threading.get_ident()
