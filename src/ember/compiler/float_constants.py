@@ -1,0 +1,116 @@
+"""A float constant on the left of a traced int in the user's code (``0.01 * (it + 1)``,
+nanoGPT's ``learning_rate * (it + 1)``), traced as torch 2.13 traces it: a float of the int's symbol.
+
+Python's ``float.__mul__`` reads an int subclass's digits in C, so a :class:`~.traced_ints.TracedInt`
+on the right of a plain float cannot see the operator (:func:`.traced_reads.note_float_operands`
+notes it as a use: a graph per value). While int arguments are traced, each user function about
+to be called (a value its caller's code loads, and the compiled function itself) whose code has a
+float constant, or a global holding a float, loaded right before the right operand of ``+``, ``-``
+or ``*`` runs a copy of its code (:func:`swap_codes`) where that load pushes a :class:`ConstFloat`
+of the same value: its operator makes a traced float of a traced int (``("mul", 0.01, it + 1)``,
+computed by Python at each call) and computes every other operand as the plain float would. The
+copy is the same length (a global's load and its inline caches become a constant's load and
+``NOP``s), so jumps, lines and exception tables stay; the function gets its code back when the
+recording ends (:func:`restore_codes`). The global's name stays in the code's names, and its
+value is the one read when the recording began (a recording reads each global once).
+"""
+import dis
+import types
+
+from .patches import PerThread
+from .structure import EMBER_DIR
+from .traced_ints import TRACING, ConstFloat
+from .traced_reads import loaded_values, operator_operands
+
+__all__ = ["swap_callees", "swap_codes", "restore_codes", "SWAPPED"]
+
+SWAPPED = PerThread(list)  # (function, its own code) of each code swapped by this thread's recordings
+_SIGNS = ("+", "-", "*")
+
+
+_LOAD_CONST, _NOP = dis.opmap["LOAD_CONST"], dis.opmap["NOP"]
+_GLOBAL_CACHES = dis._inline_cache_entries[dis.opmap["LOAD_GLOBAL"]]
+_SITES = {}  # code object -> [(offset, "const" or global name, value or None)]
+
+
+def _sites(code):
+    """The loads of a float constant or a global (by name) that are the left operand of ``+``,
+    ``-``, ``*`` whose right operand reads a local (``0.01 * (it + 1)``)."""
+    found = _SITES.get(code)
+    if found is None:
+        found = _SITES[code] = []
+        for left, right, _, op in operator_operands(code):
+            if op.opname != "BINARY_OP" or op.argrepr not in _SIGNS or len(left) != 1 or left[0].arg >= 256 or not any(
+                    i.opname in ("LOAD_FAST", "LOAD_DEREF") for i in right):
+                continue
+            ins = left[0]
+            if ins.opname == "LOAD_CONST" and type(ins.argval) is float:
+                found.append((ins.offset, "const", ins.argval))
+            elif ins.opname == "LOAD_GLOBAL" and not ins.arg & 1:
+                found.append((ins.offset, ins.argval, None))
+    return found
+
+
+def _rewritten(code, globals_):
+    """``code`` with each site's load (:func:`_sites`) pushing a :class:`ConstFloat`, or None
+    where none holds a float now."""
+    consts, raw = list(code.co_consts), bytearray(code.co_code)
+    for offset, name, value in _sites(code):
+        if name != "const":
+            value = globals_.get(name, _MISSING)
+            if value is _MISSING:
+                value = getattr(globals_.get("__builtins__"), name, None)
+            if type(value) is not float:
+                continue
+        if len(consts) >= 256:
+            break
+        consts.append(ConstFloat(value))
+        raw[offset:offset + 2] = bytes((_LOAD_CONST, len(consts) - 1))
+        if name != "const":
+            raw[offset + 2:offset + 2 + 2 * _GLOBAL_CACHES] = bytes((_NOP, 0)) * _GLOBAL_CACHES
+    if len(consts) == len(code.co_consts):
+        return None
+    return code.replace(co_code=bytes(raw), co_consts=tuple(consts))
+
+
+_MISSING = object()
+
+
+def _user_function(value):
+    fn = getattr(value, "__func__", value)
+    if type(fn) is types.FunctionType and not fn.__code__.co_filename.startswith(EMBER_DIR):
+        return fn
+    return None
+
+
+def swap_codes(values):
+    """Gives each user function among ``values`` (functions, bound methods) whose code has a
+    site (:func:`_sites`) the rewritten code until :func:`restore_codes`; never raises."""
+    for value in values:
+        try:
+            fn = _user_function(value)
+            if fn is None or not _sites(fn.__code__) or any(f is fn for f, _ in SWAPPED.value):
+                continue
+            made = _rewritten(fn.__code__, fn.__globals__)
+            if made is not None:
+                SWAPPED.append((fn, fn.__code__))
+                fn.__code__ = made
+        except Exception:
+            pass
+
+
+def restore_codes(count):
+    """Gives the functions swapped since :data:`SWAPPED` held ``count`` entries their code back."""
+    while len(SWAPPED.value) > count:
+        fn, code = SWAPPED.value.pop()
+        fn.__code__ = code
+
+
+def swap_callees(frame):
+    """:func:`swap_codes` of the values user code ``frame`` (being called) loads (``get_lr``,
+    ``self.schedule``), while int arguments are traced."""
+    if any(not seen.floats for uses in TRACING.value for seen in uses.values()):
+        try:
+            swap_codes(list(loaded_values(frame)))
+        except Exception:
+            pass
