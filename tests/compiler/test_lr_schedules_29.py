@@ -11,7 +11,7 @@ import pytest
 import torch
 
 import ember
-from graph_counts import graph_counts
+from graph_counts import compiled_afresh, graph_counts
 
 SCALE, LEARNING_RATE, WARMUP_ITERS = 0.01, 6e-3, 4
 CALLS = [(k,) for k in range(5)]
@@ -36,6 +36,22 @@ def test_a_float_before_an_int_counter_is_one_symbol(name):
     want_counts, want = graph_counts(fn, torch, CALLS)
     assert [v for r in results for v in r] == pytest.approx([v for r in want for v in r], rel=1e-6)
     assert counts == want_counts == [1, 2, 2, 2, 2]
+
+
+def _warmup(module):
+    class Warmup(module.nn.Module):
+        def forward(self, x, k):
+            return x * (0.01 * (k + 1))
+    return Warmup()
+
+
+def test_a_compiled_modules_forward_is_one_symbol():
+    runs = {}
+    for module in (torch, ember):
+        compiled, count = compiled_afresh(_warmup(module), module)
+        runs[module] = [(compiled(module.arange(3.0), k).tolist(), count()) for k in range(4)]
+    assert [v for r, _ in runs[ember] for v in r] == pytest.approx([v for r, _ in runs[torch] for v in r], rel=1e-6)
+    assert [c for _, c in runs[ember]] == [c for _, c in runs[torch]] == [1, 2, 2, 2]
 
 
 def _scaled(x, k):

@@ -4,19 +4,26 @@ nanoGPT's ``learning_rate * (it + 1)``), traced as torch 2.13 traces it: a float
 Python's ``float.__mul__`` reads an int subclass's digits in C, so a :class:`~.traced_ints.TracedInt`
 on the right of a plain float cannot see the operator (:func:`.traced_reads.note_float_operands`
 notes it as a use: a graph per value). While int arguments are traced, each user function about
-to be called (a value its caller's code loads, and the compiled function itself) whose code has a
-float constant, or a global holding a float, loaded right before the right operand of ``+``, ``-``
-or ``*`` runs a copy of its code (:func:`swap_codes`) where that load pushes a :class:`ConstFloat`
-of the same value: its operator makes a traced float of a traced int (``("mul", 0.01, it + 1)``,
-computed by Python at each call) and computes every other operand as the plain float would. The
-copy is the same length (a global's load and its inline caches become a constant's load and
-``NOP``s), so jumps, lines and exception tables stay; the function gets its code back when the
-recording ends (:func:`restore_codes`). The global's name stays in the code's names, and its
-value is the one read when the recording began (a recording reads each global once).
+to be called (a value its caller's code loads, the compiled function itself or a module's
+``forward``) whose code loads a float constant, or a global holding a float, right before the
+right operand of ``+``, ``-`` or ``*`` runs a copy of its code (:func:`swap_codes`) where that load
+pushes a :class:`~.traced_ints.ConstFloat` of the same value: its operator makes a traced float of
+a traced int (``("mul", 0.01, it + 1)``, computed by Python at each call) and gives every other
+operand the plain float's result. The copy is the same length (a global's load and its inline
+caches become a constant's load and ``NOP``s), so jumps, lines and exception tables stay; the
+function gets its code back when the recording ends (:func:`restore_codes`), and the guards,
+which read the function's own code, still guard the global. The global's value is the one it
+held when the function was first called in the recording (one that user code changes in the
+middle of a recording would be read stale). A closure's or a local's float is not rewritten.
 """
 import dis
+import os
+import sysconfig
 import types
 
+import numpy as np
+
+from ..nn.modules.module import Module
 from .patches import PerThread
 from .structure import EMBER_DIR
 from .traced_ints import TRACING, ConstFloat
@@ -77,16 +84,22 @@ _MISSING = object()
 
 
 def _user_function(value):
+    """The Python function ``value`` (a function, a bound method) runs, where it is the user's
+    code: not ember's, NumPy's or the standard library's."""
     fn = getattr(value, "__func__", value)
-    if type(fn) is types.FunctionType and not fn.__code__.co_filename.startswith(EMBER_DIR):
-        return fn
-    return None
+    name = fn.__code__.co_filename if type(fn) is types.FunctionType else _NUMPY
+    if name.startswith(EMBER_DIR) or name.startswith(_NUMPY) or name.startswith(_STDLIB) and "-packages" not in name:
+        return None
+    return fn
+
+
+_NUMPY, _STDLIB = os.path.dirname(np.__file__) + os.sep, sysconfig.get_paths()["stdlib"] + os.sep
 
 
 def swap_codes(values):
-    """Gives each user function among ``values`` (functions, bound methods) whose code has a
+    """Gives each user function among ``values`` (functions, bound methods, modules' ``forward``) whose code has a
     site (:func:`_sites`) the rewritten code until :func:`restore_codes`; never raises."""
-    for value in values:
+    for value in (f for v in values for f in (v, *_forwards(v))):
         try:
             fn = _user_function(value)
             if fn is None or not _sites(fn.__code__) or any(f is fn for f, _ in SWAPPED.value):
@@ -97,6 +110,14 @@ def swap_codes(values):
                 fn.__code__ = made
         except Exception:
             pass
+
+
+def _forwards(value):
+    """The ``forward`` of a module ``value`` is, or whose method it is (``module.__call__``), as
+    its call runs it."""
+    for owner in (value, getattr(value, "__self__", None)):
+        if isinstance(owner, Module):
+            yield getattr(owner, "forward", None)
 
 
 def restore_codes(count):
