@@ -36,7 +36,10 @@ _SIGNS = ("+", "-", "*")
 
 
 _LOAD_CONST, _NOP = dis.opmap["LOAD_CONST"], dis.opmap["NOP"]
-_GLOBAL_CACHES = dis._inline_cache_entries[dis.opmap["LOAD_GLOBAL"]]
+try:  # (the inline caches after a global's load: 5 code units in Python 3.11, 4 in 3.12)
+    _GLOBAL_CACHES = dis._inline_cache_entries[dis.opmap["LOAD_GLOBAL"]]
+except (AttributeError, KeyError, IndexError, TypeError):
+    _GLOBAL_CACHES = None  # (a global's site is then left as it is)
 _SITES = {}  # code object -> [(offset, "const" or global name, value or None)]
 
 
@@ -53,7 +56,7 @@ def _sites(code):
             ins = left[0]
             if ins.opname == "LOAD_CONST" and type(ins.argval) is float:
                 found.append((ins.offset, "const", ins.argval))
-            elif ins.opname == "LOAD_GLOBAL" and not ins.arg & 1:
+            elif ins.opname == "LOAD_GLOBAL" and not ins.arg & 1 and type(_GLOBAL_CACHES) is int:
                 found.append((ins.offset, ins.argval, None))
     return found
 
@@ -97,17 +100,17 @@ _NUMPY, _STDLIB = os.path.dirname(np.__file__) + os.sep, sysconfig.get_paths()["
 
 
 def swap_codes(values):
-    """Gives each user function among ``values`` (functions, bound methods, modules' ``forward``) whose code has a
-    site (:func:`_sites`) the rewritten code until :func:`restore_codes`; never raises."""
-    for value in (f for v in values for f in (v, *_forwards(v))):
+    """Gives each user function among ``values`` (functions, bound methods, modules' ``forward``)
+    whose code has a site (:func:`_sites`) the rewritten code until :func:`restore_codes`; never raises."""
+    for value in values:
         try:
-            fn = _user_function(value)
-            if fn is None or not _sites(fn.__code__) or any(f is fn for f, _ in SWAPPED.value):
-                continue
-            made = _rewritten(fn.__code__, fn.__globals__)
-            if made is not None:
-                SWAPPED.append((fn, fn.__code__))
-                fn.__code__ = made
+            for fn in map(_user_function, (value, *_forwards(value))):
+                if fn is None or not _sites(fn.__code__) or any(f is fn for f, _ in SWAPPED.value):
+                    continue
+                made = _rewritten(fn.__code__, fn.__globals__)
+                if made is not None:
+                    SWAPPED.append((fn, fn.__code__))
+                    fn.__code__ = made
         except Exception:
             pass
 
