@@ -6,7 +6,6 @@ computes goes through the public op functions of :mod:`ember._ops`: the table at
 of this file binds each method and operator to the function it runs.
 """
 import sys
-import warnings
 
 import numpy as np
 
