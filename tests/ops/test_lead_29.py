@@ -34,3 +34,18 @@ def test_transpose_properties_warn_as_torch_once(shape, prop, expected):
     WARNED_ONCE.clear()
     assert _warnings(ember, shape, prop) == expected
     assert _warnings(ember, shape, prop) == []
+
+
+_SAVED = ("_saved_dim", "_saved_split_size", "_saved_split_sizes", "_saved_self_sym_sizes")
+
+
+@pytest.mark.parametrize("view", [lambda x: x.split(2)[0], lambda x: x.split([2, 4])[1], lambda x: x.unbind(1)[0],
+                                  lambda x: x.chunk(3)[2], lambda x: x.split(4)[1], lambda x: x.split(3, dim=1)[0],
+                                  lambda x: x[:5].split(2)[2]])
+def test_split_and_unbind_nodes_expose_their_saved_arguments(view):
+    # (a negative dim: torch reads its saved -1 back as 2**64 - 1; ember gives the dim it split)
+    nodes = [view(lib.ones(6, 4, requires_grad=True)).grad_fn for lib in (torch, ember)]
+    assert nodes[1].name() == nodes[0].name()
+    saved = [{a: tuple(getattr(n, a)) if a.endswith("s") else getattr(n, a) for a in _SAVED if hasattr(n, a)}
+             for n in nodes]
+    assert saved[1] == saved[0] and "_saved_dim" in saved[0]
