@@ -106,3 +106,27 @@ def _counted(lib):
 
 def test_a_counting_mode_around_a_training_step():
     assert _counted(ember) == _counted(torch)
+
+
+def _listings(lib):
+    overrides, F = lib.overrides, lib.nn.functional
+    listed, ignored, dummies = (overrides.get_overridable_functions(), overrides.get_ignored_functions(),
+                                overrides.get_testing_overrides())
+    functions = (lib.add, lib.Tensor.add, lib.Tensor.__add__, F.relu, lib.linalg.norm, lib.ones, lib.Tensor.add_,
+                 lib.is_tensor, lib.get_default_dtype, lib.Tensor.as_subclass)
+    out = [[f in listed.get(lib.Tensor, ()) or any(f in listed[k] for k in listed if k is not lib.Tensor)
+            for f in functions],
+           [f in ignored for f in functions], [f in dummies for f in functions],
+           lib.Tensor.shape.__get__ in listed[lib.Tensor.shape], dummies[lib.add](1, 2),
+           [overrides.resolve_name(f) for f in (*functions, lib.Tensor.shape.__get__, len)],
+           [overrides.is_tensor_method_or_property(f) for f in (lib.Tensor.add, lib.add, lib.Tensor.shape.__get__)]]
+    with pytest.raises(TypeError):
+        dummies[F.relu](1, 2, 3)
+    return out, dummies
+
+
+def test_listings_of_overridable_functions_as_torch():
+    (got, dummies), (want, _) = _listings(ember), _listings(torch)
+    assert got == want
+    for f in (ember.add, ember.nn.functional.relu, ember.Tensor.sum, ember.linalg.norm):
+        assert inspect.signature(dummies[f]) == inspect.signature(f)

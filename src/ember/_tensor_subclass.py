@@ -28,7 +28,7 @@ __all__ = ["TensorSubclassing", "Overridable", "enable", "enabled", "disable", "
            "DisableTorchFunction", "disabled_torch_function_impl", "has_torch_function",
            "handle_torch_function", "is_tensor_like", "get_default_nowrap_functions", "is_torch_function_enabled",
            "push_mode", "pop_mode", "mode_stack", "is_torch_function_mode_enabled", "tensor_attributes",
-           "wrap_namespace", "public_name", "NOT_WRAPPED", "PUBLIC_PATHS"]
+           "wrap_namespace", "public_name", "NOT_WRAPPED", "PUBLIC_PATHS", "GENERATION"]
 
 _NAMESPACES = ("ember", "ember.nn.functional", "ember.special", "ember.linalg", "ember.fft")
 PUBLIC_PATHS = {"ember": "torch", "ember.nn.functional": "torch.nn.functional", "ember.special": "torch.special",
@@ -87,6 +87,7 @@ _TENSOR = []  # the Tensor class: the first class made from TensorSubclassing
 _WRAPPERS = {}  # function -> its Overridable
 _REBOUND = []  # (owner, name, what it held before: _MISSING where it inherited it), for disable()
 _MISSING = object()
+GENERATION = [0]  # counts the rebindings (enable, disable, a namespace wrapped): listings made before are stale
 
 
 def disabled_torch_function_impl(func, types, args=(), kwargs=None):
@@ -396,6 +397,7 @@ def wrap_namespace(module):
 
 
 def _rebind(owner, name, value):
+    GENERATION[0] += 1
     _REBOUND.append((owner, name, vars(owner).get(name, _MISSING)))
     setattr(owner, name, value)
 
@@ -405,6 +407,7 @@ def disable():
     that plain calls pay nothing again; subclasses made before then are no longer handed to
     ``__torch_function__`` until the next :func:`enable`. ember's test suite does this after each
     test, so that one test's subclass leaves no wrappers to the tests after it."""
+    GENERATION[0] += 1
     while _REBOUND:
         owner, name, value = _REBOUND.pop()
         if value is _MISSING:

@@ -13,7 +13,7 @@ import sys
 import warnings
 
 from . import _tensor_subclass
-from ._tensor_subclass import (NOT_WRAPPED, PUBLIC_PATHS, enable, get_default_nowrap_functions,
+from ._tensor_subclass import (GENERATION, NOT_WRAPPED, PUBLIC_PATHS, enable, get_default_nowrap_functions,
                                handle_torch_function, has_torch_function, is_tensor_like, mode_stack, pop_mode,
                                push_mode, tensor_attributes)
 from ._tensor import Tensor
@@ -37,7 +37,7 @@ _FACTORIES = {"arange", "as_strided", "as_tensor", "asarray", "bartlett_window",
               "promote_types", "rand", "rand_like", "randint", "randint_like", "randn", "randn_like", "randperm",
               "range", "result_type", "scalar_tensor", "sparse_coo_tensor", "tensor", "tril_indices",
               "triu_indices", "vander", "zeros"}
-_IGNORED_TENSOR = {"as_subclass", "new_empty", "new_empty_strided", "new_full", "new_ones", "new_tensor",
+_IGNORED_TENSOR = {"new_empty", "new_empty_strided", "new_full", "new_ones", "new_tensor",
                    "new_zeros", "stride", "unflatten", "to_sparse_coo", "to_sparse_csr", "__torch_function__",
                    "__init_subclass__", "__iter__", "__hash__", "__delitem__"}
 
@@ -134,16 +134,30 @@ def _namespaces():
     return spaces + [("torch.Tensor", Tensor)]
 
 
+_LISTED = {}  # GENERATION -> _listing()'s answer
+
+
 def _listing():
     """The overridable functions by namespace, the ignored ones, and the name of each function
     (also private and ignored ones), as :func:`get_overridable_functions` and :func:`resolve_name`
-    give them: read afresh, as the wrappers bound are those of the last :func:`enable`."""
-    overridable, ignored, names = {}, set(), {}
+    give them: made again after the wrappers were rebound (see ``GENERATION``)."""
+    enable()  # (the wrappers, as after this module's import: ember's test suite takes them off after each test)
+    listed = _LISTED.get(GENERATION[0])
+    if listed is None:
+        _LISTED.clear()
+        listed = _LISTED[GENERATION[0]] = _list()
+    return listed
+
+
+def _list():
+    overridable, ignored = {}, {Tensor.as_subclass}
+    names = {Tensor.as_subclass: "torch.Tensor.as_subclass"}
     for path, space in _namespaces():
         if space is Tensor:
-            for name, value in tensor_attributes():
+            # (a method before the operator that is the same function: ``add_`` is ``__iadd__``)
+            for name, value in sorted(tensor_attributes(), key=lambda item: item[0].startswith("__")):
                 function = value.__get__ if isinstance(value, property) else value
-                names[function] = f"{path}.{name}" + (".__get__" if isinstance(value, property) else "")
+                names.setdefault(function, f"{path}.{name}" + (".__get__" if isinstance(value, property) else ""))
                 if name in _IGNORED_TENSOR:
                     ignored.add(function)
                 else:
@@ -166,13 +180,13 @@ def get_overridable_functions():
     a ``__torch_function__`` is handed (the modules ``ember`` (torch), ``ember.nn.functional``,
     ``ember.special``, ``ember.linalg``, ``ember.fft`` once loaded, and ``Tensor`` for its methods
     and operators; each property under itself, by its ``__get__``)."""
-    return _listing()[0]
+    return {space: list(functions) for space, functions in _listing()[0].items()}
 
 
 def get_ignored_functions():
     """``torch.overrides.get_ignored_functions``: the public functions no subclass argument can
     override (factories, global settings, type checks, ``Tensor.as_subclass``, ``Tensor.new_*``)."""
-    return _listing()[1]
+    return set(_listing()[1])
 
 
 def resolve_name(f):
