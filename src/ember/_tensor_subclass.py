@@ -28,7 +28,8 @@ __all__ = ["TensorSubclassing", "Overridable", "enable", "enabled", "disable", "
            "DisableTorchFunction", "disabled_torch_function_impl", "has_torch_function",
            "handle_torch_function", "is_tensor_like", "get_default_nowrap_functions", "is_torch_function_enabled",
            "push_mode", "pop_mode", "mode_stack", "is_torch_function_mode_enabled", "tensor_attributes",
-           "wrap_namespace", "public_name", "NOT_WRAPPED", "PUBLIC_PATHS", "GENERATION"]
+           "wrap_namespace", "public_name", "NOT_WRAPPED", "PUBLIC_PATHS", "GENERATION",
+           "converts_results", "custom_torch_function"]
 
 _NAMESPACES = ("ember", "ember.nn.functional", "ember.special", "ember.linalg", "ember.fft")
 PUBLIC_PATHS = {"ember": "torch", "ember.nn.functional": "torch.nn.functional", "ember.special": "torch.special",
@@ -197,6 +198,21 @@ def has_torch_function(relevant_args):
     if is_torch_function_mode_enabled():
         return bool(relevant_args)
     return not _STATE.disabled and bool(_overloaded_args(relevant_args))
+
+
+def converts_results(cls):
+    """Whether ``cls`` keeps the default ``Tensor.__torch_function__`` (each function run as on
+    plain Tensors, its tensor results made ``cls`` instances): a compiled function's graph holds
+    such a subclass's ops, and its results are converted as eager's (see ``ember.compile``)."""
+    return getattr(cls.__torch_function__, "__func__", None) is TensorSubclassing.__torch_function__.__func__
+
+
+def custom_torch_function(relevant_args):
+    """Whether a call with ``relevant_args`` would be handed to a ``__torch_function__`` other than
+    the default (:func:`converts_results`): a mode's, a subclass's own or a tensor-like type's."""
+    if is_torch_function_mode_enabled():
+        return True
+    return not _STATE.disabled and any(not converts_results(type(a)) for a in _overloaded_args(tuple(relevant_args)))
 
 
 def is_tensor_like(inp):
