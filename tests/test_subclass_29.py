@@ -4,6 +4,7 @@ regions, the mode stack), the listings of ``torch.overrides`` (``get_overridable
 function taking a Tensor subclass, against torch 2.13."""
 import importlib
 import inspect
+import threading
 
 import pytest
 import torch
@@ -46,6 +47,9 @@ def _modes(lib):
             lib.exp(x), x.sum()
             out.append(lib._C._is_torch_function_mode_enabled())
         out.append(type(s + 1).__name__)
+        thread = threading.Thread(target=lambda: lib.neg(x))  # (another thread's calls: no mode of this one's)
+        thread.start()
+        thread.join()
         out += [lib.overrides.has_torch_function((x,)), lib.overrides.has_torch_function(()),
                 lib.overrides.has_torch_function((1,))]
     out += [lib._C._len_torch_function_stack(), lib._C._is_torch_function_mode_enabled()]

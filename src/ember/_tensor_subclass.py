@@ -361,8 +361,10 @@ def _dispatch(public, function, args, kwargs, binary=False):
 def _overridable_getter(prop):
     """``prop`` with a getter that hands an overriding tensor to ``__torch_function__`` (``func``:
     the new property's ``__get__``, as torch's ``Tensor.shape.__get__``)."""
+    tensor = _TENSOR[0]
+
     def get(self):
-        if _ANY_MODE or type(self) is not _TENSOR[0]:
+        if type(self) is not tensor or _ANY_MODE:
             return _dispatch(wrapped.__get__, prop.fget, (self,), {})
         return prop.fget(self)
     wrapped = property(get, prop.fset, prop.fdel, prop.__doc__)
