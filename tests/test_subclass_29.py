@@ -29,6 +29,15 @@ def _modes(lib):
     class Sub(lib.Tensor):
         pass
 
+    def scaled(a, b):
+        if lib.overrides.has_torch_function((a, b)):
+            return lib.overrides.handle_torch_function(scaled, (a, b), a, b)
+        return a * b + 1
+
+    @lib.overrides.wrap_torch_function(lambda a, b: (a, b))
+    def wrapped(a, b):
+        return a - b
+
     log, out = [], []
     x, y, s = lib.ones(2), lib.ones(2), lib.ones(2).as_subclass(Sub)
     F = lib.nn.functional
@@ -51,7 +60,8 @@ def _modes(lib):
         thread.start()
         thread.join()
         out += [lib.overrides.has_torch_function((x,)), lib.overrides.has_torch_function(()),
-                lib.overrides.has_torch_function((1,))]
+                lib.overrides.has_torch_function((1,)), lib.overrides.has_torch_function_unary(x),
+                lib.overrides.has_torch_function_variadic(), scaled(x, x).tolist(), wrapped(x, x).tolist()]
     out += [lib._C._len_torch_function_stack(), lib._C._is_torch_function_mode_enabled()]
     return log, out
 

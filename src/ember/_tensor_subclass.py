@@ -16,6 +16,10 @@ function it wraps, so ``HANDLED_FUNCTIONS[torch.mean]`` tables work whenever the
 filled). Names bound elsewhere (``from ember import mean``) stay plain, as with torch.fx.
 A wrapped call whose arguments are all Tensors, numbers, strings or None pays one loop over
 them (``x + y`` on small tensors: about 0.25 of 3.7 us); unwrapped, nothing.
+
+``TorchFunctionMode`` objects (``ember.overrides``) sit on a per-thread stack here: entering one
+turns the wrappers on too, and while any thread has a mode, every wrapped call looks at its own
+thread's stack (:func:`_handle`: the innermost mode first, off the stack while it runs).
 """
 import functools
 import sys
@@ -29,7 +33,8 @@ __all__ = ["TensorSubclassing", "Overridable", "enable", "enabled", "disable", "
            "handle_torch_function", "is_tensor_like", "get_default_nowrap_functions", "is_torch_function_enabled",
            "push_mode", "pop_mode", "mode_stack", "is_torch_function_mode_enabled", "tensor_attributes",
            "wrap_namespace", "public_name", "NOT_WRAPPED", "PUBLIC_PATHS", "GENERATION",
-           "converts_results", "custom_torch_function"]
+           "converts_results", "custom_torch_function",
+           "overloaded_args"]
 
 _NAMESPACES = ("ember", "ember.nn.functional", "ember.special", "ember.linalg", "ember.fft")
 PUBLIC_PATHS = {"ember": "torch", "ember.nn.functional": "torch.nn.functional", "ember.special": "torch.special",
@@ -175,10 +180,10 @@ def _overrides(t):
     return True
 
 
-def _overloaded_args(values):
-    """The arguments among ``values`` (and one level into lists and tuples) whose type overrides
-    ``__torch_function__``, one per type, a subclass before its base, otherwise left to right
-    (torch's ``_get_overloaded_args``)."""
+def overloaded_args(values):
+    """``torch.overrides._get_overloaded_args``: the arguments among ``values`` (and one level
+    into lists and tuples) whose type overrides ``__torch_function__``, one per type, a subclass
+    before its base, otherwise left to right."""
     found = []
     for v in values:
         for w in (v if type(v) in (list, tuple) else (v,)):
@@ -197,7 +202,7 @@ def has_torch_function(relevant_args):
     relevant_args = tuple(relevant_args)
     if is_torch_function_mode_enabled():
         return bool(relevant_args)
-    return not _STATE.disabled and bool(_overloaded_args(relevant_args))
+    return not _STATE.disabled and bool(overloaded_args(relevant_args))
 
 
 def converts_results(cls):
@@ -212,7 +217,7 @@ def custom_torch_function(relevant_args):
     the default (:func:`converts_results`): a mode's, a subclass's own or a tensor-like type's."""
     if is_torch_function_mode_enabled():
         return True
-    return not _STATE.disabled and any(not converts_results(type(a)) for a in _overloaded_args(tuple(relevant_args)))
+    return not _STATE.disabled and any(not converts_results(type(a)) for a in overloaded_args(tuple(relevant_args)))
 
 
 def is_tensor_like(inp):
@@ -249,7 +254,7 @@ def handle_torch_function(public_api, relevant_args, *args, **kwargs):
     Raises:
         TypeError: every handler returned ``NotImplemented`` (torch's words).
     """
-    return _handle(public_api, _overloaded_args(tuple(relevant_args)), args, kwargs)
+    return _handle(public_api, overloaded_args(tuple(relevant_args)), args, kwargs)
 
 
 def _handle(public_api, overloaded, args, kwargs, binary=False):
@@ -350,9 +355,9 @@ def _dispatch(public, function, args, kwargs, binary=False):
     values = args + tuple(kwargs.values()) if kwargs else args
     state = _STATE
     if state.modes and not state.all_disabled:  # (the mode sees every call; subclasses only while enabled)
-        return _handle(public, () if state.disabled else _overloaded_args(values), args, kwargs, binary)
+        return _handle(public, () if state.disabled else overloaded_args(values), args, kwargs, binary)
     if not state.disabled:
-        overloaded = _overloaded_args(values)
+        overloaded = overloaded_args(values)
         if overloaded:
             return _handle(public, overloaded, args, kwargs, binary)
     return function(*args, **kwargs)

@@ -8,6 +8,7 @@ tensor-like type that is no Tensor subclass (torch's ``ScalarTensor`` example, w
 subclass turns them on by itself, when its class is made, and so does a mode, when entered.
 """
 import contextlib
+import functools
 import inspect
 import sys
 import warnings
@@ -15,7 +16,7 @@ import warnings
 from . import _tensor_subclass
 from ._tensor_subclass import (GENERATION, NOT_WRAPPED, PUBLIC_PATHS, enable, get_default_nowrap_functions,
                                handle_torch_function, has_torch_function, is_tensor_like, mode_stack, pop_mode,
-                               push_mode, tensor_attributes)
+                               push_mode, tensor_attributes, overloaded_args as _get_overloaded_args)
 from ._tensor import Tensor
 from ._C import _get_function_stack_at, _is_torch_function_mode_enabled, _len_torch_function_stack
 
@@ -24,7 +25,8 @@ __all__ = ["has_torch_function", "handle_torch_function", "is_tensor_like", "get
            "get_ignored_functions", "get_testing_overrides", "resolve_name", "is_tensor_method_or_property",
            "_get_current_function_mode", "_get_current_function_mode_stack", "_push_mode", "_pop_mode",
            "_pop_mode_temporarily", "_len_torch_function_stack", "_is_torch_function_mode_enabled",
-           "_get_function_stack_at"]
+           "_get_function_stack_at", "has_torch_function_unary", "has_torch_function_variadic",
+           "wrap_torch_function", "_get_overloaded_args"]
 
 enable()
 
@@ -40,6 +42,32 @@ _FACTORIES = {"arange", "as_strided", "as_tensor", "asarray", "bartlett_window",
 _IGNORED_TENSOR = {"new_empty", "new_empty_strided", "new_full", "new_ones", "new_tensor",
                    "new_zeros", "stride", "unflatten", "to_sparse_coo", "to_sparse_csr", "__torch_function__",
                    "__init_subclass__", "__iter__", "__hash__", "__delitem__"}
+
+
+def has_torch_function_unary(obj):
+    """``torch.overrides.has_torch_function_unary``: :func:`has_torch_function` of ``(obj,)``."""
+    return has_torch_function((obj,))
+
+
+def has_torch_function_variadic(*args):
+    """``torch.overrides.has_torch_function_variadic``: :func:`has_torch_function` of ``args``."""
+    return has_torch_function(args)
+
+
+def wrap_torch_function(dispatcher):
+    """``torch.overrides.wrap_torch_function``: a decorator making a Python function overridable:
+    ``dispatcher(*args, **kwargs)`` gives the arguments to look at, and a call where one of them
+    overrides ``__torch_function__`` (or a mode is on) is handed over with the decorated function
+    as ``func``."""
+    def decorator(function):
+        @functools.wraps(function)
+        def overridable(*args, **kwargs):
+            relevant = tuple(dispatcher(*args, **kwargs))
+            if has_torch_function(relevant):
+                return handle_torch_function(overridable, relevant, *args, **kwargs)
+            return function(*args, **kwargs)
+        return overridable
+    return decorator
 
 
 class TorchFunctionMode:
