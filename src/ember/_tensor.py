@@ -6,7 +6,6 @@ computes goes through the public op functions of :mod:`ember._ops`: the table at
 of this file binds each method and operator to the function it runs.
 """
 import sys
-import warnings
 
 import numpy as np
 
@@ -281,7 +280,7 @@ _DTYPES = _dtype._FROM_NP  # (one dict: bfloat16 joins it on its first use)
 # Every method and operator of Tensor, bound to the public function it runs; each function is
 # defined once, with its op entry, in ember._ops (and ember._creation / ember._random). They are
 # imported after the class because they need it.
-from ._ops.args import shape_arg as _shape_arg  # noqa: E402
+from ._ops.args import shape_arg as _shape_arg, warn_once as _warn_once  # noqa: E402
 from ._ops import compare as _compare, complex as _complex  # noqa: E402
 from ._ops import gather as _gather, indexing as _indexing  # noqa: E402
 from ._ops import inplace as _inplace, join as _join, splits as _splits  # noqa: E402
@@ -318,10 +317,21 @@ def _reflected(function):
     return reflected
 
 
+def _reverse_dims(self):
+    """``x.T``: the dims reversed, with torch's deprecation warnings (once per process) for a
+    tensor that is not 1-d or 2-d."""
+    if self.ndim == 0:
+        _warn_once("Tensor.T is deprecated on 0-D tensors. This function is the identity in these cases.")
+    elif self.ndim > 2:
+        _warn_once("The use of `x.T` on tensors of dimension other than 2 to reverse their shape is deprecated "
+                   "and it will throw an error in a future release. Consider `x.mT` to transpose batches of "
+                   "matrices or `x.permute(*torch.arange(x.ndim - 1, -1, -1))` to reverse the dimensions of a tensor.")
+    return _shape.permute(self, tuple(reversed(range(self.ndim))))
+
+
 def _matrix_transpose(self):
-    if self.ndim == 0:  # torch returns a 0-d tensor itself, with this warning
-        warnings.warn("Tensor.mT is deprecated on 0-D tensors. This function is the identity in these cases.",
-                      UserWarning, stacklevel=2)
+    if self.ndim == 0:  # torch returns a 0-d tensor itself, with this warning (once per process)
+        _warn_once("Tensor.mT is deprecated on 0-D tensors. This function is the identity in these cases.")
         return self
     if self.ndim < 2:
         raise RuntimeError(f"tensor.mT is only supported on matrices or batches of matrices. Got "
@@ -565,7 +575,7 @@ _OPERATORS = {  # (add, mul... past the argument parser's wrapper, _ops/parser.p
 }
 
 _PROPERTIES = {
-    "T": lambda self: _shape.permute(self, tuple(reversed(range(self.ndim)))),
+    "T": _reverse_dims,
     "H": _complex.conj_transpose,
     "mT": _matrix_transpose,
     "mH": lambda self: _complex.conj(_matrix_transpose(self)),

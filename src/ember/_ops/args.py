@@ -63,7 +63,12 @@ def invalid_combination(name, args, signatures, **kwargs):
 
 
 def _type_word(x):
-    return "Tensor" if isinstance(x, Tensor) else "torch.dtype" if isinstance(x, _dtype.dtype) else type(x).__name__
+    """A type as torch's messages name it: the C type's name, dotted for NumPy's (``numpy.bool``)."""
+    if isinstance(x, Tensor):
+        return "Tensor"
+    if isinstance(x, _dtype.dtype):
+        return "torch.dtype"
+    return f"numpy.{type(x).__name__}" if type(x).__module__ == "numpy" else type(x).__name__
 
 
 class _AllDims:
