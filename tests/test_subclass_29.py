@@ -44,7 +44,10 @@ def _modes(lib):
     out.append(lib._C._len_torch_function_stack())
     with _log_mode(lib, "a", log) as mode:
         out += [lib._C._len_torch_function_stack(), lib.overrides._get_current_function_mode() is mode,
-                lib._C._is_torch_function_mode_enabled()]
+                lib._C._is_torch_function_mode_enabled(), lib.overrides._get_current_function_mode_stack() == [mode],
+                lib._C._get_function_stack_at(0) is mode]
+        with lib.overrides._pop_mode_temporarily() as popped:
+            out += [popped is mode, lib._C._len_torch_function_stack(), lib.exp(lib.zeros(1)).tolist()]
         x + y, lib.add(x, 1), x.sum(), x.shape, F.relu(x), lib.ones(2), x.add_(0), s * 2, x[0], x.size(0)
         lib.zeros(1), lib.sum(x, dim=0), lib.get_default_dtype(), lib.is_tensor(x), lib.is_grad_enabled()
         with _log_mode(lib, "b", log):
