@@ -437,10 +437,9 @@ def snapshot(world, args, kwargs):
 
 def read_groups(facts, optimizers):
     """``facts`` (made before a recording) with the hyperparameters of the ``optimizers`` it read guarded by
-    value, under another name (which ``sources.relevant`` keeps)."""
-    read = {f"optimizer {k} hyperparameters": opt for k, opt in enumerate(optimizers) if opt in READ}
-    return [("values read of " + n, optimizer_facts(read[n], BEFORE.get(read[n]))[1]) if n in read else (n, v)
-            for n, v in facts]  # (the values at the call's start: group_writes.BEFORE)
+    value (at the call's start: ``group_writes.BEFORE``), under another name (which ``sources.relevant`` keeps)."""
+    read = {f"optimizer {k} hyperparameters": (opt, BEFORE.get(opt)) for k, opt in enumerate(optimizers) if opt in READ}
+    return [("values read of " + n, optimizer_facts(*read[n])[1]) if n in read else (n, v) for n, v in facts]
 
 
 def hook_ids(tensor):
