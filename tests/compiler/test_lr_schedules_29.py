@@ -1,5 +1,5 @@
 """Learning-rate schedules computed in Python inside a compiled step (session 29), against torch
-2.13: a float constant or global on the left of an int counter (``0.01 * (it + 1)``, nanoGPT's
+2.13: a float constant, global or closure's float on the left of an int counter (``0.01 * (it + 1)``, nanoGPT's
 warmup ``learning_rate * (it + 1) / (warmup_iters + 1)``) is one symbol, as torch traces it
 (compiler/float_constants.py); a graph constant equal to a traced float by coincidence
 (``loss.backward()``'s seed, ``ones(())``) does not specialise it, while a float Python passed
@@ -21,6 +21,7 @@ LEFT_FLOATS = {  # (each a graph per value of k in ember before session 29)
     "a constant plus the int": lambda x, k: x * (0.5 + k),
     "a constant minus the int": lambda x, k: x * (2.0 - k),
     "nanoGPT's warmup, a global before the int": lambda x, k: x * (LEARNING_RATE * (k + 1) / (WARMUP_ITERS + 1)),
+    "a closure's float before the int": (lambda base: lambda x, k: x * (base * (k + 1)))(0.01),
     "a constant equal to ones(())'s at k = 1": lambda x, k: x * (1.0 * k) * _ones(x),
 }
 
@@ -110,3 +111,15 @@ def test_a_group_write_of_the_groups_value_gives_eagers_rates():
     got, want = _halving(ember, True), _halving(torch, False)
     assert [lr for _, lr in got] == [lr for _, lr in want] == [0.1 * 0.5 ** n for n in range(1, 7)]
     assert [loss for loss, _ in got] == pytest.approx([loss for loss, _ in want], rel=1e-5)
+
+
+def test_a_closures_float_before_the_int_is_still_guarded():
+    base = 0.01
+
+    def fn(x, k):
+        return x * (base * (k + 1))
+    compiled, x = ember.compile(fn), ember.arange(3.0)
+    for k in range(4):
+        assert compiled(x, k).tolist() == fn(x, k).tolist()
+    base = 0.02
+    assert compiled(x, 5).tolist() == fn(x, 5).tolist() == pytest.approx([0.0, 0.12, 0.24])

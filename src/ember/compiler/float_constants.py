@@ -7,14 +7,15 @@ notes it as a use: a graph per value). While int arguments are traced, each user
 to be called (a value its caller's code loads, the compiled function itself or a module's
 ``forward``) whose code loads a float constant, or a global holding a float, right before the
 right operand of ``+``, ``-`` or ``*`` runs a copy of its code (:func:`swap_codes`) where that load
-pushes a :class:`~.traced_ints.ConstFloat` of the same value: its operator makes a traced float of
+pushes a :class:`~.traced_ints.ConstFloat` of the same value (a closure's float too): its operator makes a traced float of
 a traced int (``("mul", 0.01, it + 1)``, computed by Python at each call) and gives every other
 operand the plain float's result. The copy is the same length (a global's load and its inline
 caches become a constant's load and ``NOP``s), so jumps, lines and exception tables stay; the
 function gets its code back when the recording ends (:func:`restore_codes`), and the guards,
 which read the function's own code, still guard the global. The global's value is the one it
 held when the function was first called in the recording (one that user code changes in the
-middle of a recording would be read stale). A closure's or a local's float is not rewritten.
+middle of a recording would be read stale; so would a closure's). A local's or an attribute's
+float is not rewritten (one code serves every instance).
 """
 import dis
 import os
@@ -44,8 +45,8 @@ _SITES = {}  # code object -> [(offset, "const" or global name, value or None)]
 
 
 def _sites(code):
-    """The loads of a float constant or a global (by name) that are the left operand of ``+``,
-    ``-``, ``*`` whose right operand reads a local (``0.01 * (it + 1)``)."""
+    """The loads of a float constant, a global (by name) or a closure's cell (``("closure", index)``)
+    that are the left operand of ``+``, ``-``, ``*`` whose right operand reads a local (``0.01 * (it + 1)``)."""
     found = _SITES.get(code)
     if found is None:
         found = _SITES[code] = []
@@ -58,25 +59,30 @@ def _sites(code):
                 found.append((ins.offset, "const", ins.argval))
             elif ins.opname == "LOAD_GLOBAL" and not ins.arg & 1 and type(_GLOBAL_CACHES) is int:
                 found.append((ins.offset, ins.argval, None))
+            elif ins.opname == "LOAD_DEREF" and ins.argval in code.co_freevars:  # (a closure's: ``base * (it + 1)``)
+                found.append((ins.offset, ("closure", code.co_freevars.index(ins.argval)), None))
     return found
 
 
-def _rewritten(code, globals_):
-    """``code`` with each site's load (:func:`_sites`) pushing a :class:`ConstFloat`, or None
-    where none holds a float now."""
+def _rewritten(fn):
+    """The code of function ``fn`` with each site's load (:func:`_sites`) pushing a
+    :class:`ConstFloat`, or None where none holds a float now."""
+    code, globals_ = fn.__code__, fn.__globals__
     consts, raw = list(code.co_consts), bytearray(code.co_code)
     for offset, name, value in _sites(code):
-        if name != "const":
+        if type(name) is tuple:  # (a closure's cell: its value now)
+            value = fn.__closure__[name[1]].cell_contents if fn.__closure__ else None
+        elif name != "const":
             value = globals_.get(name, _MISSING)
             if value is _MISSING:
                 value = getattr(globals_.get("__builtins__"), name, None)
-            if type(value) is not float:
-                continue
+        if type(value) is not float:
+            continue
         if len(consts) >= 256:
             break
         consts.append(ConstFloat(value))
         raw[offset:offset + 2] = bytes((_LOAD_CONST, len(consts) - 1))
-        if name != "const":
+        if type(name) is str and name != "const":
             raw[offset + 2:offset + 2 + 2 * _GLOBAL_CACHES] = bytes((_NOP, 0)) * _GLOBAL_CACHES
     if len(consts) == len(code.co_consts):
         return None
@@ -107,7 +113,7 @@ def swap_codes(values):
             for fn in map(_user_function, (value, *_forwards(value))):
                 if fn is None or not _sites(fn.__code__) or any(f is fn for f, _ in SWAPPED.value):
                     continue
-                made = _rewritten(fn.__code__, fn.__globals__)
+                made = _rewritten(fn)
                 if made is not None:
                     SWAPPED.append((fn, fn.__code__))
                     fn.__code__ = made
