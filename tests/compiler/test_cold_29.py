@@ -1,6 +1,8 @@
 """Cold compiles of repeated layers: convolution kernels (an entry ``k<i>(p, choice)`` that
 starts work on its opening line) alike but for their slots share one copy of their C
-(backends/shared.py), as elementwise and GEMM kernels did: a CIFAR ResNet-18 step's C halved."""
+(backends/shared.py), as elementwise and GEMM kernels did: a CIFAR ResNet-18 step's C halved; and
+a Winograd F(2, 3) kernel over 4x4 planes (two tiles a row) keeps its tile loops rolled (GCC 12
+spent 14 s of control-flow cleanup on one completely unrolled)."""
 import re
 
 import numpy as np
@@ -44,9 +46,9 @@ def test_convolution_twins_share_one_copy_with_their_choice_passed_on():
 
 
 @pytest.mark.skipif(toolchain.find_compiler() is None, reason="no C compiler")
-def test_two_identical_residual_blocks_share_their_convolutions_kernels(c_builds, fresh_compiler):
+def test_two_identical_residual_blocks_share_their_convolutions_kernels(c_builds, fresh_cache):
     rng = np.random.default_rng(0)
-    x0 = rng.standard_normal((2, 4, 6, 6)).astype(np.float32)
+    x0 = rng.standard_normal((2, 4, 4, 4)).astype(np.float32)
     w0 = [rng.standard_normal((4, 4, 3, 3)).astype(np.float32) * 0.3 for _ in range(4)]
 
     def step(lib, x, ws):
@@ -76,5 +78,8 @@ def test_two_identical_residual_blocks_share_their_convolutions_kernels(c_builds
         # first convolution of each block (the second adds the residual in its own way)
         members = (("", "_1", "_2", "_3") if kind != "Conv(conv" else ("", "_2"))
         assert any(all(f"{kind}{m})" in g for m in members) for g in groups), kind
+    # a 4x4 plane's F(2, 3) rows of two tiles: not unrolled (GCC 12 spent 14 s on one such kernel)
+    wino = re.findall(r"#pragma GCC ivdep\n(.*)\n.*for \(long tx = 0; tx < (\d+); tx\+\+\)", source)
+    assert wino and all(n == "2" and "#pragma GCC unroll 1" in pragma for pragma, n in wino), wino
     # of the twelve convolutions' direct-loop variants, five copies (k<i>_0 or shared kd<i>_0)
     assert len(re.findall(r"static void k\w*_0\(void\*\* restrict p\) \{", source)) == 5
