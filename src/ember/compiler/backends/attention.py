@@ -63,10 +63,10 @@ def _tiled(a, b, out, m, k, n, alpha, fname, zeros=None, causal=False, weights=F
     products (64 x 64 x 32 in the tiny GPT) are too small for BLAS to pay back its packing and dispatch: 35-50 GFLOP/s there,
     the tile 60-95 (AMD EPYC, loaded; ``docs/compile.md``). With ``zeros`` (:func:`zero_triangle`:
     A is expected to be 0 above, "lower", or below, "upper", its diagonal) each tile of rows
-    skips the terms whose A is 0 in all of its rows, after checking on each call that A is 0
-    there and B's rows finite (0 * inf would be NaN): otherwise it runs them all, as eager.
-    With ``weights`` (A is the softmax weights themselves, not their gradient: see
-    :func:`_skip_check`) A's check is shorter.
+    skips the terms whose A is 0 in all of its rows, after checking on each call that A's
+    diagonal is finite (those zeros are 0 wherever it is: :func:`_skip_check`; no check of A
+    for ``weights``, the softmax weights themselves untransposed) and B's rows finite (0 * inf
+    would be NaN): otherwise it runs them all, as eager.
     With ``causal`` (the scores of a causal attention, whose softmax reads C[i, j] for j <= i
     only) a tile of rows computes only the vectors of columns holding such a j: 40 of the 64
     vectors of a 64 x 64 head, the others are left as they were (the softmax selects them away).
@@ -132,64 +132,41 @@ def _tiled(a, b, out, m, k, n, alpha, fname, zeros=None, causal=False, weights=F
 
 
 def _skip_check(zeros, m, k, n, ar, ac, weights=False, fused=False):
-    """C lines setting ``skip``: whether A's expected zeros (``zeros``, see :func:`_tiled`) are
-    all 0 and the packed B all finite (``fused``: B was checked while packed). The loops run
-    along A's unit stride where it has one.
-    With ``weights`` A is a causal attention's weights (:func:`softmax_weights`), each of whose
-    rows is either finite with its masked entries 0 (a sum s >= 1 of exponentials of x - max <= 0,
-    times 1 / s) or NaN throughout (its sum NaN: a NaN or inf score), its diagonal included. Then
-    A untransposed ("lower") needs no check: a NaN row of A makes that row of C NaN with or
-    without the terms left out. Transposed ("upper"), a NaN row of the weights is a column of
-    A, which would make every row of C NaN: its diagonal is checked for NaN, m elements
-    instead of about m k / 2 (P @ v's tile 160 -> 140 us a [16, 4] batch, AMD EPYC, AVX2)."""
+    """C lines setting ``skip``: whether the terms of A's expected zeros (``zeros``, see
+    :func:`_tiled`) may be left out: A's diagonal finite and the packed B all finite (``fused``:
+    B was checked while packed; 0 * inf would be NaN).
+    A's diagonal stands for its zeros. A causal attention's weights (:func:`softmax_weights`) are
+    in each row either finite with the entries above the diagonal 0 (a sum s >= 1 of exponentials
+    of x - max <= 0, times 1 / s) or NaN throughout (s NaN: a NaN or inf score). Their gradient
+    (``SoftmaxScoresGrad``: (g - sum(g w)) w scale) is 0 there too, unless a g there, the sum
+    (which then holds its g * 0, NaN) or scale is not finite: then so is the diagonal's
+    (g_ii - sum) w_ii scale (times w_ii > 0, or NaN for w_ii = 0). So where the diagonal is
+    finite the terms left out are 0 times a finite B; else the tile runs them all, as eager.
+    The weights untransposed ("lower") need no check: a NaN row of A makes that row of C NaN
+    with or without them. A scan of the zeros themselves took P @ v's tile from 140 to 170 us
+    a [16, 4] batch (AMD EPYC, AVX2; 181 us while its masks compared 64-bit lanes)."""
     if zeros is None:
         return []
-    if weights:
-        diagonal = "" if zeros == "lower" else f"A[(long)r*{ar} + (long)r*{ac}] != A[(long)r*{ar} + (long)r*{ac}]"
-        return _scan(("r", min(m, k)), None, diagonal, k * n, "skip", fused)
-    # the pairs (r, kk) of A's zeros: kk > r ("lower") or kk < r ("upper"), in the loop order
-    # that reads A's memory contiguously. Each line's loop starts or ends at a multiple of 8
-    # and masks the pairs it holds besides (loops of every length, each with its scalar tail,
-    # were 30% of P @ v's 0.21 ms; these 0.19, AMD EPYC, AVX2). The loops count in int: their
-    # masks were compares of 64-bit lanes (the tile 181 -> 170 us a [16, 4] batch).
-    if ar == 1 and ac != 1:
-        (outer, size), (i, j, n_i) = ("kk", k), ("r", "kk", m)
-        after = zeros == "upper"
-    else:
-        (outer, size), (i, j, n_i) = ("r", m), ("kk", "r", k)
-        after = zeros == "lower"
-    if after:   # the zeros of line j are its elements i > j
-        inner, mask = f"{i} = ({j} + 1) & ~7; {i} < {n_i}", f"{i} > {j}"
-    else:       # i < j
-        inner, mask = f"{i} = 0; {i} < ((({j} + 7) & ~7) < {n_i} ? (({j} + 7) & ~7) : {n_i})", f"{i} < {j}"
-    return _scan((outer, size), inner, f"({mask}) & (A[(long)r*{ar} + (long)kk*{ac}] != 0)", k * n, "skip", fused)
+    lines = [] if fused else ["    int bad = 0;", "    " + simd_reduction("|", "bad"),
+                              f"    for (long q = 0; q < {k * n}; q++) bad |= packed[q] * 0 != 0;"]
+    if not (weights and zeros == "lower"):
+        lines.append(f"    for (long r = 0; r < {min(m, k)}; r++) bad |= A[r*{ar + ac}] * 0 != 0;")
+    return lines + ["    const int skip = !bad;"]
 
 
 def _finite_check(m, k, n, ar, ac, fused=False):
     """C lines setting ``finite``: whether A (m x k) and the packed B (k x n) are all finite
-    (``fused``: B was checked while packed)."""
+    (``fused``: :func:`_checked_pack` declared ``bad`` and checked B). The loops run along
+    A's unit stride where it has one."""
     outer, inner = (("kk", k), ("r", m)) if ar == 1 and ac != 1 else (("r", m), ("kk", k))
-    return _scan(outer, f"{inner[0]} = 0; {inner[0]} < {inner[1]}", f"A[(long)r*{ar} + (long)kk*{ac}] * 0 != 0",
-                 k * n, "finite", fused)
-
-
-def _scan(outer, inner, test, packed, flag, fused=False):
-    """C lines setting ``flag``: that ``test`` holds for no element of A the loops ``outer``
-    ((variable, count)) and ``inner`` (a for-loop's start and condition; None: ``outer``'s
-    loop alone; no loop where ``test`` is empty), int counters both, visit, and that the
-    ``packed`` elements of the packed B are all finite (``fused``: :func:`_checked_pack` has
-    declared ``bad`` and checked them)."""
     lines = [] if fused else ["    int bad = 0;"]
-    if test and inner is None:
-        lines += [f"    for (int {outer[0]} = 0; {outer[0]} < {outer[1]}; {outer[0]}++) bad |= {test};"]
-    elif test:
-        lines += [f"    for (int {outer[0]} = 0; {outer[0]} < {outer[1]}; {outer[0]}++) {{",
-                  "        " + simd_reduction("|", "bad"),
-                  f"        for (int {inner}; {inner.split()[0]}++) bad |= {test};",
-                  "    }"]
+    lines += [f"    for (long {outer[0]} = 0; {outer[0]} < {outer[1]}; {outer[0]}++) {{",
+              "        " + simd_reduction("|", "bad"),
+              f"        for (long {inner[0]} = 0; {inner[0]} < {inner[1]}; {inner[0]}++) bad |= A[r*{ar} + kk*{ac}] * 0 != 0;",
+              "    }"]
     if not fused:
-        lines += ["    " + simd_reduction("|", "bad"), f"    for (long q = 0; q < {packed}; q++) bad |= packed[q] * 0 != 0;"]
-    return lines + [f"    const int {flag} = !bad;"]
+        lines += ["    " + simd_reduction("|", "bad"), f"    for (long q = 0; q < {k * n}; q++) bad |= packed[q] * 0 != 0;"]
+    return lines + ["    const int finite = !bad;"]
 
 
 def _checked_pack(k, n, br, lanes):
