@@ -50,7 +50,7 @@ def test_products_of_causal_weights_check_only_diagonals_exactly():
     # the four products tiled and skipping (P^T dY and dS^T q share one copy); P v reads none of
     # A, the others A's diagonal
     assert source.count("const int skip = !bad;") == 3 and source.count(" share this code") == 1
-    assert source.count("bad |= A[r*65] * 0 != 0;") == 2 and source.count("nonfinite |= x * 0 != 0;") == 3
+    assert source.count("bad |= A[r*65] * 0 != 0;") == 2 and source.count("nonfinite |= x * 0.0f != 0.0f;") == 3
     assert ") & (A[" not in source and "F_matmul" not in fn.source
     with np.errstate(all="ignore"):
         outs = fn([b.values[p].copy() for p in graph.placeholders])

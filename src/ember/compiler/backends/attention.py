@@ -178,7 +178,7 @@ def _checked_pack(k, n, br, lanes):
             f"    for (long kk = 0; kk < {k}; kk++) for (int v = 0; v < {n // lanes}; v++) {{\n"
             f"        const vf x = *(const vf*)(B + kk*{br} + v*{lanes});\n"
             f"        *(vf*)(packed + kk*{n} + v*{lanes}) = x;\n"
-            f"        nonfinite |= x * 0 != 0;\n"
+            f"        nonfinite |= x * 0.0f != 0.0f;\n"
             f"    }}\n"
             f"    int bad = 0;\n"
             f"    for (int l = 0; l < {lanes}; l++) bad |= nonfinite[l];")
