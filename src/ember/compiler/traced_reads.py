@@ -148,14 +148,20 @@ def _span_kind(span, frame):
             owner, found = stack.pop(), getattr(math, i.argval, None)
             stack += [None] * (i.opname == "LOAD_METHOD") + [
                 ("call", i.argval) if owner == "math" and callable(found) else _kind(found) if owner == "math"
-                else ("method", "tensor") if owner == "tensor" and i.argval in _TENSOR_METHODS else "?"]
+                else _tensor_attribute(owner, i.argval, i.opname == "LOAD_METHOD")]
+        elif i.opname == "BUILD_SLICE" and len(stack) >= i.arg:
+            del stack[len(stack) - i.arg:]
+            stack.append("?")
+        elif i.opname == "BINARY_SUBSCR" and len(stack) >= 2:  # (``x[0]``, ``x.max(0)[0]``: a tensor)
+            del stack[-1]
+            stack.append("tensor" if stack.pop() in _TENSORS else "?")
         elif i.opname == "CALL" and len(stack) >= i.arg + 2:
             args, called = stack[len(stack) - i.arg:], stack[-i.arg - 1]
             del stack[-i.arg - 2:]
             stack.append(_called_kind(called, args))
         elif i.opname in ("BINARY_OP", "UNARY_NEGATIVE", "UNARY_POSITIVE") and len(stack) >= 1 + (i.opname == "BINARY_OP"):
             operands = {stack.pop() for _ in range(1 + (i.opname == "BINARY_OP"))}
-            stack.append("tensor" if "tensor" in operands else "?" if not operands <= {"int", "float"} or i.argrepr in (
+            stack.append("tensor" if not operands.isdisjoint(_TENSORS) else "?" if not operands <= {"int", "float"} or i.argrepr in (
                 "**", "**=") else "float" if "float" in operands or i.argrepr in ("/", "/=") else "int")
         elif i.opname != "PRECALL":
             return "?"
@@ -165,8 +171,8 @@ def _span_kind(span, frame):
 def _called_kind(called, args):
     """The kind (:func:`_span_kind`) a call of ``round``, ``abs`` or a ``math`` function on numbers
     gives, or a Tensor method of :data:`_TENSOR_METHODS` (``(x * 0.5).sum() + n``: a tensor's operator)."""
-    if called == ("method", "tensor"):
-        return "tensor"
+    if type(called) is tuple and called[0] == "method":
+        return called[1]
     if type(called) is not tuple or not args or not set(args) <= {"int", "float"}:
         return "?"
     if called[1] == "abs":
@@ -187,6 +193,25 @@ _TENSOR_METHODS = {"sum", "mean", "prod", "exp", "log", "sqrt", "abs", "neg", "s
                    "sin", "cos", "float", "double", "clone", "detach", "contiguous", "reshape", "view", "flatten",
                    "squeeze", "unsqueeze", "t", "transpose", "permute", "norm", "pow", "add", "sub", "mul", "div",
                    "matmul", "amax", "amin", "logsumexp", "softmax", "log_softmax", "cumsum", "var", "std", "clamp"}
+
+
+# Tensor methods giving a Tensor or a tuple of them (``x.max(0)``: values and indices; ``x.max()``:
+# a tensor), kind ``"tensors"``: an operator on one is a tensor's (or a TypeError), an item of one a tensor
+_TUPLE_METHODS = {"max", "min", "sort", "topk", "kthvalue", "median", "nanmedian", "mode", "aminmax", "cummax",
+                  "cummin", "split", "chunk", "unbind", "tensor_split", "var_mean", "std_mean"}
+# a tensor's attributes that are tensors, and those of a ``"tensors"`` result (``x.topk(2).values``)
+_TENSOR_ATTRIBUTES = {"tensor": {"T", "mT", "H", "mH", "data", "real", "imag"}, "tensors": {"values", "indices"}}
+_TENSORS = ("tensor", "tensors")
+
+
+def _tensor_attribute(owner, name, method):
+    """The kind (:func:`_span_kind`) of attribute ``name`` of a value of kind ``owner`` (a method
+    when ``method``: ``("method", kind of its result)``)."""
+    if owner == "tensor" and name in _TENSOR_METHODS:
+        return ("method", "tensor")
+    if owner == "tensor" and name in _TUPLE_METHODS:
+        return ("method", "tensors")
+    return "tensor" if not method and owner in _TENSORS and name in _TENSOR_ATTRIBUTES[owner] else "?"
 
 
 def _kind(value):
