@@ -2,11 +2,13 @@
 dynamic makes one symbol (2 graphs), graph counts compared with torch's CompileCounter call by
 call and values with torch's eager: an int beside a float constant in an expression whose left
 operand the bytecode reading (compiler/traced_reads.py ``_span_kind``) could not type (a
-subscript: ``x.max(0)[0] * 0.5 + n``)."""
+subscript: ``x.max(0)[0] * 0.5 + n``); a ``min``/``max`` of an int symbol as a size (a slice's
+bound, ``narrow``'s length, ``ones``' size, ``repeat``'s count: fitted as ``min(i0, 4)`` over
+probes on both sides of its corner, compiler/symbolic.py ``_fit_minmax``)."""
 import pytest
 import torch
 
-from graph_counts import graph_counts
+from graph_counts import compiled_afresh, graph_counts, run
 
 import ember
 
@@ -51,3 +53,41 @@ def test_a_float_item_beside_the_int_keeps_eagers_branch():
     compiled = ember.compile(_item_branch, backend="aot_eager")
     for k in (0, 1, 2, 3, 49, 50, 51, 99, 7):
         assert compiled(ember.arange(6.0), k).tolist() == _item_branch(torch.arange(6.0), k).tolist(), k
+
+
+def _min_slice(x, k):
+    return x[:min(k, 4)].sum() * max(k, 1)
+
+
+def _min_returned(x, k):
+    y, n = x * 2, min(k, 4)
+    return y + n
+
+
+def _min_sizes(x, k):
+    module = torch if isinstance(x, torch.Tensor) else ember
+    return x.narrow(0, 0, min(k, 5)).sum() + module.ones(min(k, 4)).sum() + x
+
+
+def _min_repeat(x, k):
+    return x.repeat(max(min(k, 3), 1)).reshape(-1, 2)[:, :1] + 1
+
+
+POSITIVE = [(k,) for k in (1, 2, 3, 4, 5, 6, 3, 9)]
+
+
+@pytest.mark.parametrize("fn", [_min_slice, _min_returned, _min_sizes, _min_repeat])
+def test_a_min_of_an_int_symbol_as_a_size_is_one_symbol(fn):
+    """torch's ``sym_min``: 2 graphs; ember guarded which operand ``min`` picked (3: ``k < 4``, ``k >= 4``)
+    or, where Python computed the size from it (``narrow``, ``ones``), made a graph per value."""
+    want_counts, want = graph_counts(fn, torch, POSITIVE)
+    got_counts, got = graph_counts(fn, ember, POSITIVE)
+    assert got_counts == want_counts == [1] + [2] * (len(POSITIVE) - 1)
+    assert got == want
+
+
+def test_a_min_slice_bound_at_zero_and_negative_values_is_eagers():
+    compiled, count = compiled_afresh(_min_slice, ember)
+    for k in (2, 3, 4, 5, 0, -2, -3, 3, -1, 1, 7):
+        assert run(compiled, ember, (k,)) == run(_min_slice, torch, (k,)), k
+    assert count() <= 9
