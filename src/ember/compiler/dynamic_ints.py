@@ -166,6 +166,9 @@ def compared_range(compared, was, conds=None):
     lo, hi = was
     for name, c, outcome, expr in compared:
         op = _HOLDS[name] if outcome else _NEGATED[name]
+        expr = _one_side(op, expr, c)
+        if expr is None:  # (``min(k, 4) < 0``: k < 0 alone decides it, 4 < 0 holding never)
+            continue
         line = _affine(expr)
         if line is None or op in ("==", "!="):
             if conds is not None:
@@ -235,6 +238,19 @@ def picked_ranges(minmax, points, symbols, ranges):
         if not set(names) <= set(symbols) or any(COMPARISONS[name](evaluate(diff, p), c) is not outcome for p in points):
             continue
         ranges[names[0]] = compared_range([(name, c, outcome, diff)], ranges[names[0]], ranges.conds)  # (or a Cond)
+
+
+def _one_side(op, expr, c):
+    """``expr`` with each ``min``/``max`` of an expression and an int (``min(k, 4)``) that holding
+    ``expr op c`` reduces to its expression (``min(k, 4) >= 0``: ``k >= 0``), or None where the
+    int alone makes it hold (``min(k, 4) <= 6``)."""
+    while op in ("<", "<=", ">", ">=") and isinstance(expr, Expr) and expr.op in ("min", "max") and any(
+            type(a) is int for a in expr.args):
+        a, k = expr.args if type(expr.args[1]) is int else expr.args[::-1]
+        if (op in (">", ">=")) != (expr.op == "min") and Cond(op, k, c).evaluate({}):  # (an ``or``: the int's side holds)
+            return None
+        expr = a
+    return expr
 
 
 def _affine(expr):

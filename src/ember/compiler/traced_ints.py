@@ -419,12 +419,30 @@ def traced_operands(op, inputs, attrs):
             for seen in x.uses:
                 seen.append(("an op's attribute", user_frame()))
     came = {i: x.expr if type(x) is TracedInt else None for i, x in enumerate(inputs) if traced(x)}
+    if op.name == "Slice" and inputs:
+        _note_bounds(inputs[0], attrs.get("index"))
     for name, value in attrs.items():  # (``x[:min(k, 4)]``'s bound: its expression, dynamic._with_minmax)
         sized = [e for x in _floats_in(value, (TracedInt,)) for e in subexpressions(x.expr) if e in MINMAX]
         if sized:
             came[name] = _expressions(value)
             SIZED.extend((e, MINMAX[e]) for e in sized)
     return came, found
+
+
+def _note_bounds(x, index):
+    """Notes the comparisons eager's slicing of ``x`` makes of each traced int bound of ``index``
+    (``x[:k]``): its sign (a negative one counts from the end) and whether it lies within the dim
+    (one past it is clamped), as torch guards ``0 <= k <= n``: the graph holds for the values on
+    the same sides (:func:`.dynamic_ints.compared_range`), not a length that stops growing."""
+    if type(index) is not tuple or Ellipsis in index or not hasattr(x, "shape"):
+        return
+    dims = [i for i in index if i is not None]
+    for i, n in zip(dims, x.shape):
+        for b in (i.start, i.stop) if type(i) is slice else ():
+            if type(b) is TracedInt and b.expr is not None and b.uses.active:
+                v = int.__int__(b)
+                b.uses.compared.append(("__ge__", 0, v >= 0, b.expr))
+                b.uses.compared.append(("__le__", n, v <= n, b.expr) if v >= 0 else ("__ge__", -n, v >= -n, b.expr))
 
 
 def _expressions(value):
