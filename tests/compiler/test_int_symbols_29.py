@@ -2,7 +2,7 @@
 dynamic makes one symbol (2 graphs), graph counts compared with torch's CompileCounter call by
 call and values with torch's eager: an int beside a float constant in an expression whose left
 operand the bytecode reading (compiler/traced_reads.py ``_span_kind``) could not type (a
-subscript: ``x.max(0)[0] * 0.5 + n``); a ``min``/``max`` of an int symbol as a size (a slice's
+subscript: ``x.max(0)[0] * 0.5 + n``, a function's or a layer's result: ``F.relu(x) * 0.5 + n``); a ``min``/``max`` of an int symbol as a size (a slice's
 bound, ``narrow``'s length, ``ones``' size, ``repeat``'s count: fitted as ``min(i0, 4)`` over
 probes on both sides of its corner, compiler/symbolic.py ``_fit_minmax``)."""
 import pytest
@@ -37,6 +37,42 @@ def test_an_int_beside_a_tensor_subscript_times_a_float_is_one_symbol(fn):
     got_counts, got = graph_counts(fn, ember, INTS)
     assert got_counts == want_counts == [1] + [2] * (len(INTS) - 1)
     assert got == want
+
+
+def _relu_torch(x, n):
+    return torch.nn.functional.relu(x - 2) * 0.5 + n
+
+
+def _relu_ember(x, n):
+    return ember.nn.functional.relu(x - 2) * 0.5 + n
+
+
+def _layer(module):
+    class Scaled(module.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc, self.scale = module.nn.Linear(6, 3), 0.5
+
+        def forward(self, x, n):
+            return self.fc(x) * 0.5 + n, (-x if self.scale * n > 2.5 else x) * n  # (a float attribute: a use)
+    module.manual_seed(0)
+    return Scaled()
+
+
+def test_an_int_beside_a_function_or_layer_result_times_a_float_is_one_symbol():
+    """``F.relu(x) * 0.5 + n``, ``self.fc(x) * 0.5 + n``: ember's functions and layers give tensors
+    (a graph per value before); ``self.scale * n`` is still a float's operator (a use of ``n``)."""
+    want_counts, want = graph_counts(_relu_torch, torch, INTS)
+    got_counts, got = graph_counts(_relu_ember, ember, INTS)
+    assert got_counts == want_counts == [1] + [2] * (len(INTS) - 1)
+    assert got == want
+    ember.compiler.reset()
+    layer, reference = _layer(ember), _layer(torch)
+    layer.load_state_dict({k: ember.tensor(v.detach().numpy()) for k, v in reference.state_dict().items()})
+    compiled = ember.compile(layer)
+    for n in (1, 2, 3, 6, 7, -2):  # (at 5, 6: the branch flips)
+        got, want = compiled(ember.arange(6.0), n), reference(torch.arange(6.0), n)
+        assert got[0].tolist() == pytest.approx(want[0].tolist(), abs=1e-5) and got[1].tolist() == want[1].tolist()
 
 
 def _item_branch(x, n):

@@ -5,10 +5,12 @@ NumPy or ``math`` function reading a traced float, a read of ``type()``/``__clas
 a use: the argument is specialised."""
 import dis
 import math
+from types import ModuleType
 
 import numpy as np
 
 from .._tensor import Tensor
+from ..nn.modules.module import Module
 
 from .traced_ints import TRACING, FloatInt, TracedFloat, TracedInt
 
@@ -134,7 +136,9 @@ def _span_kind(span, frame):
     ``math``'s constants, calls of ``round``/``abs`` or ``math``'s functions on numbers, and
     arithmetic: a tensor among the operands gives a tensor (``x * (k * 0.5)``, ``y -
     math.floor(lr) * 2``; ``x.shape[0] * 0.5`` and ``int(x) * 0.5`` are no such span), a true
-    division or a float operand a float (``(k - 4) / 6``, ``1.0 + math.cos(lr)``), ints an int."""
+    division or a float operand a float (``(k - 4) / 6``, ``1.0 + math.cos(lr)``), ints an int;
+    a tensor's item (``x[0]``, ``x.max(0)[0]``, ``x.topk(2).values``: ``"tensors"`` of a method
+    giving a tuple of tensors) or its ``.T`` a tensor."""
     stack = []
     for i in span:
         if i.opname in _NAMES or i.opname == "LOAD_CONST":
@@ -204,9 +208,26 @@ _TENSOR_ATTRIBUTES = {"tensor": {"T", "mT", "H", "mH", "data", "real", "imag"}, 
 _TENSORS = ("tensor", "tensors")
 
 
+# ember's (and ``ember.nn.functional``'s) functions giving a tensor (``F.relu(x) * 0.5 + n``)
+_TENSOR_FUNCTIONS = _TENSOR_METHODS | {
+    "gelu", "silu", "softplus", "linear", "dropout", "layer_norm", "mm", "bmm", "cat", "stack", "where", "conv1d",
+    "conv2d", "embedding", "cross_entropy", "mse_loss", "normalize", "einsum", "zeros", "ones", "zeros_like",
+    "ones_like", "full", "arange", "randn", "rand"}
+
+
 def _tensor_attribute(owner, name, method):
     """The kind (:func:`_span_kind`) of attribute ``name`` of a value of kind ``owner`` (a method
-    when ``method``: ``("method", kind of its result)``)."""
+    when ``method``: ``("method", kind of its result)``): of ember's modules (``("module", m)``:
+    ``torch.relu``, ``F.gelu``), of an object's own attributes and submodules (``("object", o)``:
+    ``self.fc``, read from its dictionaries: no property runs), of a tensor."""
+    if type(owner) is tuple and owner[0] in ("module", "object"):
+        found = vars(owner[1]).get(name, _UNKNOWN)
+        for table in ("_modules", "_parameters", "_buffers") if found is _UNKNOWN and owner[0] == "object" else ():
+            found = (vars(owner[1]).get(table) or {}).get(name, found)
+        if owner[0] == "module" and callable(found) and not isinstance(found, ModuleType):
+            return ("method", "tensor") if name in _TENSOR_FUNCTIONS else ("method", "tensors") \
+                if name in _TUPLE_METHODS else "?"
+        return "?" if found is _UNKNOWN else _kind(found)
     if owner == "tensor" and name in _TENSOR_METHODS:
         return ("method", "tensor")
     if owner == "tensor" and name in _TUPLE_METHODS:
@@ -217,6 +238,10 @@ def _tensor_attribute(owner, name, method):
 def _kind(value):
     if isinstance(value, Tensor):
         return "tensor"
+    if isinstance(value, ModuleType) and value.__name__.split(".")[0] == "ember":
+        return ("module", value)
+    if isinstance(value, Module):  # (ember's own layers give tensors, or tuples of them)
+        return ("method", "tensors") if type(value).__module__.startswith("ember.nn.") else ("object", value)
     if type(value) in (bool, int, float) or isinstance(value, (TracedInt, TracedFloat, FloatInt)):
         return "float" if isinstance(value, float) else "int"
     return "math" if value is math else ("call", value.__name__) if value is round or value is abs else "?"
