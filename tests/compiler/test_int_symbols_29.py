@@ -8,7 +8,7 @@ probes on both sides of its corner, compiler/symbolic.py ``_fit_minmax``)."""
 import pytest
 import torch
 
-from graph_counts import compiled_afresh, graph_counts, run
+from graph_counts import graph_counts
 
 import ember
 
