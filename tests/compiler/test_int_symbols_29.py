@@ -8,7 +8,7 @@ probes on both sides of its corner, compiler/symbolic.py ``_fit_minmax``)."""
 import pytest
 import torch
 
-from graph_counts import graph_counts
+from graph_counts import compiled_afresh, graph_counts
 
 import ember
 
@@ -139,3 +139,37 @@ def test_slice_bounds_of_both_signs_and_past_the_dim(fn, counts):
     assert got == want
     assert got_counts == counts and all(a <= b for a, b in zip(got_counts, want_counts))
     assert fn is _slice or got_counts == want_counts
+
+
+def _counter(module, read):
+    class Counter(module.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.n = 1
+
+        def forward(self, x, k):
+            self.n = k + 1
+            return x + k
+
+    class Reading(Counter):
+        def forward(self, x, k):
+            out = x * self.n + k
+            self.n = k + 1
+            return out
+    return Reading() if read else Counter()
+
+
+@pytest.mark.parametrize("read", [False, True])
+def test_an_int_attribute_set_from_an_int_symbol(read):
+    """``self.n = k + 1``: set after each replay to the value of that call's ``k`` (as a float
+    argument's: compiler/attribute_sets.py), one graph where no code reads ``self.n`` (the call
+    ran eagerly at each value before, a Python side effect); read, its value guarded: a graph per
+    value, as torch's. Its first call (k not yet a symbol) runs eagerly."""
+    found = {}
+    for module in (torch, ember):
+        m = _counter(module, read)
+        compiled, count = compiled_afresh(m, module)
+        found[module] = [(compiled(module.arange(3.0), k).tolist(), m.n, type(m.n), count()) for k in (1, 2, 3, 4, 0, -2)]
+    assert [r[:3] for r in found[ember]] == [r[:3] for r in found[torch]]
+    assert [r[3] for r in found[torch]] == ([1, 2, 3, 4, 5, 6] if read else [1, 2, 2, 2, 2, 2])
+    assert [r[3] for r in found[ember]] == ([0, 1, 2, 3, 4, 5] if read else [0, 1, 1, 1, 1, 1])
