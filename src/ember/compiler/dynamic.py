@@ -125,7 +125,7 @@ def capture_dynamic(fn, args, kwargs, world, fullgraph, dims, ranges, names, log
     for k, seen in uses.items():  # ``if k > 3:``, ``k == 3``: a graph for the values with the same outcomes
         name, seen.branch = dims[(ARG, k)].args[0], _outcomes(seen.compared)
         ranges[name] = compared_range(seen.compared, ranges.get(name, (-math.inf, None)), ranges.conds)
-    minmax_sides(getattr(cap, "minmax", ()), {e.args[0]: scalars[k] for (i, k), e in dims.items() if i == ARG}, ranges)
+    minmax_sides(cap, {e.args[0]: scalars[k] for (i, k), e in dims.items() if i == ARG}, ranges)  # (x[:k]: 0 <= k <= n)
     # (``k == 3`` True: a graph for 3 alone, but the int is no constant: another value is a symbol again)
     cap.pinned = {k for k, seen in uses.items() if any(c.op == "==" and free_symbols(c) == [dims[(ARG, k)].args[0]]
                                                        for c in ranges.conds)}

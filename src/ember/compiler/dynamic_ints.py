@@ -19,7 +19,7 @@ from .group_writes import watched_groups
 from .side_effects import GLOBALS_SEEN, global_names, plain_object
 from .symbolic import Cond, Expr, evaluate, free_symbols, symbol
 from .traced_floats import float_conditions, mark_returned, note_unseen
-from .traced_ints import COMPARISONS, INT_POSITIONS, MADE, MINMAX, SAVED, SIZED, TRACING, VALUES, TracedFloat, TracedInt, Uses, patch_math, patch_minmax, plain, unpatch_math
+from .traced_ints import BOUNDS, COMPARISONS, INT_POSITIONS, MADE, MINMAX, SAVED, SIZED, TRACING, VALUES, TracedFloat, TracedInt, Uses, patch_math, patch_minmax, plain, unpatch_math
 
 __all__ = ["ARG", "int_symbols", "static_ints", "traced_capture", "int_ranges", "returned_ints", "fit_returned",
            "plain_ints", "compared_range", "Ranges", "State", "float_capture", "minmax_atoms",
@@ -58,7 +58,7 @@ def traced_capture(fn, args, kwargs, world, fullgraph, joint, uses, values, symb
         cap.returned_exprs = [v.expr if type(v) is TracedInt else None for v in returned_ints(cap.output)]
         cap.int_symbols = {e.args[0] for e in symbols.values()}
         cap.minmax = list(SIZED)  # (``x[:min(k, 4)]``: which operand it took, guarded unless probed both)
-        cap.minmax_made = list(MINMAX)
+        cap.minmax_made, cap.bounds = list(MINMAX), list(BOUNDS)
         cap.output = plain(mark_returned(cap.output))  # (a float of float arguments: computed at each call)
         return plain(result), cap
     finally:
@@ -69,6 +69,7 @@ def traced_capture(fn, args, kwargs, world, fullgraph, joint, uses, values, symb
         VALUES.clear()
         MINMAX.clear()
         SIZED.clear()
+        BOUNDS.clear()
         for seen in uses.values():
             seen.active = False
         plain_ints(world)  # (``self.pos = k``, ``seen.append(k)``: a plain int kept there)
@@ -214,15 +215,18 @@ def _ints(value):
             yield from _ints(v)
 
 
-def minmax_sides(minmax, values, ranges):
-    """Narrows ``ranges`` (:class:`Ranges`), before the probes, to the side of the corner of each
-    ``min``/``max`` an op's attribute took that the real call picked (``minmax``: its
-    ``(expression, comparison)``) where the probes, at values >= 2, would not reach the call
-    otherwise: its symbol's value (``values``: ``{symbol: int}``) is below 2 (``x[:min(k, 2)]``
-    at k = -3) or it compares two symbols (``min(k, j)``)."""
-    for _, cond in minmax:
+def minmax_sides(cap, values, ranges):
+    """Narrows ``ranges`` (:class:`Ranges`), before the probes, to the values for which the real
+    call's recording ``cap`` compared as it did: each slice bound's comparisons (``cap.bounds``:
+    ``0 <= k <= 6`` of ``x[:k]``, :data:`~.traced_ints.BOUNDS`), and the side of the corner of each
+    ``min``/``max`` an op's attribute took (``cap.minmax``) where the probes, at values >= 2,
+    would not reach the call otherwise: its symbol's value (``values``: ``{symbol: int}``) is
+    below 2 (``x[:min(k, 2)]`` at k = -3) or it compares two symbols (``min(k, j)``)."""
+    conds = [cond for _, cond in getattr(cap, "minmax", ()) if len(free_symbols(cond[3])) > 1 or all(
+        values.get(n, 2) < 2 for n in free_symbols(cond[3]))]
+    for cond in (*getattr(cap, "bounds", ()), *conds):
         names = free_symbols(cond[3])
-        if names and all(n in values for n in names) and (len(names) > 1 or values[names[0]] < 2):
+        if names and all(n in values for n in names):
             ranges[names[0]] = compared_range([cond], ranges.get(names[0], (-math.inf, None)), ranges.conds)
 
 

@@ -37,7 +37,7 @@ from .patches import PerThread, patch, unpatch
 from .structure import EMBER_DIR, user_frame
 from .symbolic import Expr, minimum, subexpressions
 
-__all__ = ["TracedInt", "TracedFloat", "FloatInt", "Uses", "TRACING", "VALUES", "MINMAX", "SIZED", "MADE", "SAVED", "INT_POSITIONS", "plain", "traced", "ATTRIBUTE_INPUTS",
+__all__ = ["TracedInt", "TracedFloat", "FloatInt", "Uses", "TRACING", "VALUES", "MINMAX", "SIZED", "BOUNDS", "MADE", "SAVED", "INT_POSITIONS", "plain", "traced", "ATTRIBUTE_INPUTS",
            "traced_operands", "MATH", "COMPARISONS",
            "patch_math", "unpatch_math", "patch_minmax"]
 
@@ -52,6 +52,8 @@ MINMAX = PerThread(dict)
 # ``(expression, comparison)`` of each such expression an op's attribute took (``x[:min(k, 4)]``): its
 # pick is guarded (a range) where the probes did not record both (dynamic.capture_dynamic)
 SIZED = PerThread(list)
+# the comparisons eager's slicing made of traced int bounds (``x[:k]``: ``k >= 0``, ``k <= 6``): _note_bounds
+BOUNDS = PerThread(list)
 INT_POSITIONS = PerThread(dict)  # the traced ints' symbols -> their arguments' positions (``k * 0.5``: traced_floats)
 
 _EMBER = EMBER_DIR + os.sep
@@ -430,10 +432,10 @@ def traced_operands(op, inputs, attrs):
 
 
 def _note_bounds(x, index):
-    """Notes the comparisons eager's slicing of ``x`` makes of each traced int bound of ``index``
-    (``x[:k]``): its sign (a negative one counts from the end) and whether it lies within the dim
-    (one past it is clamped), as torch guards ``0 <= k <= n``: the graph holds for the values on
-    the same sides (:func:`.dynamic_ints.compared_range`), not a length that stops growing."""
+    """Notes in :data:`BOUNDS` the comparisons eager's slicing of ``x`` makes of each traced int
+    bound of ``index`` (``x[:k]``): its sign (a negative one counts from the end) and whether it
+    lies within the dim (one past it is clamped), as torch guards ``0 <= k <= n``: the real call's
+    are the graph's range (:func:`.dynamic_ints.minmax_sides`), not a length that stops growing."""
     if type(index) is not tuple or Ellipsis in index or not hasattr(x, "shape"):
         return
     dims = [i for i in index if i is not None]
@@ -441,8 +443,8 @@ def _note_bounds(x, index):
         for b in (i.start, i.stop) if type(i) is slice else ():
             if type(b) is TracedInt and b.expr is not None and b.uses.active:
                 v = int.__int__(b)
-                b.uses.compared.append(("__ge__", 0, v >= 0, b.expr))
-                b.uses.compared.append(("__le__", n, v <= n, b.expr) if v >= 0 else ("__ge__", -n, v >= -n, b.expr))
+                BOUNDS.append(("__ge__", 0, v >= 0, b.expr))
+                BOUNDS.append(("__le__", n, v <= n, b.expr) if v >= 0 else ("__ge__", -n, v >= -n, b.expr))
 
 
 def _expressions(value):
