@@ -27,11 +27,7 @@ def _topk(x, n):
     return x.topk(2).values * 0.5 - n
 
 
-def _transposed(x, n):
-    return x.reshape(2, 3).T * 0.5 + n
-
-
-@pytest.mark.parametrize("fn", [_max_values, _item, _topk, _transposed])
+@pytest.mark.parametrize("fn", [_max_values, _item, _topk])
 def test_an_int_beside_a_tensor_subscript_times_a_float_is_one_symbol(fn):
     want_counts, want = graph_counts(fn, torch, INTS)
     got_counts, got = graph_counts(fn, ember, INTS)
@@ -169,7 +165,24 @@ def test_an_int_attribute_set_from_an_int_symbol(read):
     for module in (torch, ember):
         m = _counter(module, read)
         compiled, count = compiled_afresh(m, module)
-        found[module] = [(compiled(module.arange(3.0), k).tolist(), m.n, type(m.n), count()) for k in (1, 2, 3, 4, 0, -2)]
+        found[module] = [(compiled(module.arange(3.0), k).tolist(), m.n, type(m.n), count()) for k in (1, 2, 3, 0, -2)]
     assert [r[:3] for r in found[ember]] == [r[:3] for r in found[torch]]
-    assert [r[3] for r in found[torch]] == ([1, 2, 3, 4, 5, 6] if read else [1, 2, 2, 2, 2, 2])
-    assert [r[3] for r in found[ember]] == ([0, 1, 2, 3, 4, 5] if read else [0, 1, 1, 1, 1, 1])
+    assert [r[3] for r in found[torch]] == ([1, 2, 3, 4, 5] if read else [1, 2, 2, 2, 2])
+    assert [r[3] for r in found[ember]] == ([0, 1, 2, 3, 4] if read else [0, 1, 1, 1, 1])
+
+
+def _rows(x, k):
+    return x[:k].sum(0) * 2
+
+
+def test_a_slice_bound_of_a_tensor_of_changing_length():
+    """``x[:k]`` where x's length changes too: the bound's comparisons (``0 <= k <= n``) narrow the
+    real call's range, not each probe's (a probe of x's length compared k with another n: k was
+    specialised, 8 graphs; main 7; torch 2, whose guard is ``k <= s0``)."""
+    compiled, count = compiled_afresh(_rows, ember)
+    counts = []
+    for n, k in ((8, 3), (10, 4), (12, 5), (9, 2), (16, 7), (20, 3), (11, 11), (6, 2)):
+        got = compiled(ember.arange(2.0 * n).reshape(n, 2), k).tolist()
+        assert got == _rows(torch.arange(2.0 * n).reshape(n, 2), k).tolist(), (n, k)
+        counts.append(count())
+    assert counts == [1, 2, 3, 4, 4, 4, 5, 5]
