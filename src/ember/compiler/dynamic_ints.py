@@ -462,14 +462,16 @@ def _watching(run, world):
     return watched
 
 
-def float_capture(run, args, kwargs, world, positions):
+def float_capture(run, args, kwargs, world, positions, fn=None):
     """``run(args, kwargs)`` (a recording: ``(result, capture)``) with the float arguments at
     ``positions`` (in ``(*args, *kwargs.values())``) passed as traced floats
     (:mod:`.traced_floats`). Returns ``(result, capture, symbols)``: ``symbols`` ``{position:
     conditions}`` of those Python did not use, which the graph takes as inputs, each with the
     comparisons Python made of it (``if lr > 0.5``: :func:`.traced_floats.float_conditions`). A run that read one's class
     (``type(lr) is float``: False there) is run again with the floats plain. The optimizers'
-    groups are watched for the user's code reading them (:func:`.group_writes.watched_groups`)."""
+    groups are watched for the user's code reading them (:func:`.group_writes.watched_groups`);
+    ``fn``, the compiled function, runs its float constants' rewrite (``0.5 * round(lr)``:
+    :mod:`.float_constants`)."""
     run = _watching(run, world)
     if not positions:
         patched = patch_math()  # (``math.cos(k / 6)``: traced as ``k * 0.5`` is)
@@ -486,7 +488,8 @@ def float_capture(run, args, kwargs, world, positions):
         arguments[k] = TracedFloat(arguments[k], (uses[k],), ("argument", k))
         uses[k].active = True
     TRACING.append(uses)
-    patched = patch_math()  # (``math.sqrt(lr)`` traced too)
+    patched, swapped = patch_math(), len(SWAPPED)  # (``math.sqrt(lr)`` traced too)
+    swap_codes((fn,) if fn is not None else ())
     made = []  # (the floats made: Python's computations checked by the guards, float_conditions)
     try:
         try:
@@ -501,6 +504,7 @@ def float_capture(run, args, kwargs, world, positions):
             cap.output = plain(mark_returned(cap.output))
     finally:
         TRACING.remove(uses)
+        restore_codes(swapped)
         unpatch_math(patched)
         made += _floats_made()
         for seen in uses.values():

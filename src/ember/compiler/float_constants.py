@@ -139,7 +139,7 @@ def restore_codes(count):
 def swap_callees(frame):
     """:func:`swap_codes` of the values user code ``frame`` (being called) loads (``get_lr``,
     ``self.schedule``), while int arguments are traced."""
-    if any(not seen.floats for uses in TRACING.value for seen in uses.values()):
+    if any(TRACING.value):
         try:
             swap_codes(list(loaded_values(frame)))
         except Exception:

@@ -293,6 +293,8 @@ def _operate(self, other, how):
             return TracedFloat(_INT_FLOAT[how](value, int.__int__(other)), (other.uses,), (how, value, other))
         other.uses.append(("a float's operator", user_frame()))
     elif type(other) is FloatInt and other.uses[0].active:  # (``0.5 * round(lr)``: its digits read unseen)
+        if all(seen.floats for seen in other.uses):  # (a float Python computes at each call, as ``round(lr) * 0.5``)
+            return TracedFloat(_OPERATORS[how](value, int.__int__(other)), other.uses, (how, value, other))
         for seen in other.uses:
             seen.append(("a float's operator", user_frame()))
     return _OPERATORS[how](value, other)  # (a traced float on the right: its method sees the user's frame)

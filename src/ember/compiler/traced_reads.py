@@ -169,7 +169,7 @@ def _span_kind(span, frame):
             operands = {stack.pop() for _ in range(1 + (i.opname == "BINARY_OP"))}
             stack.append("tensor" if not operands.isdisjoint(_TENSORS) else "?" if not operands <= {"int", "float"} or i.argrepr in (
                 "**", "**=") else "float" if "float" in operands or i.argrepr in ("/", "/=") else "int")
-        elif i.opname != "PRECALL":
+        elif i.opname not in ("PRECALL", "NOP"):  # (a NOP: a global's rewritten load, float_constants.py)
             return "?"
     return stack[0] if len(stack) == 1 and type(stack[0]) is str else "?"
 
@@ -244,7 +244,7 @@ def _kind(value):
         return ("module", value)
     if isinstance(value, Module):  # (ember's own layers give tensors, or tuples of them)
         return ("method", "tensors") if type(value).__module__.startswith("ember.nn.") else ("object", value)
-    if type(value) in (bool, int, float) or isinstance(value, (TracedInt, TracedFloat, FloatInt)):
+    if type(value) in (bool, int, float) or isinstance(value, (TracedInt, TracedFloat, FloatInt, ConstFloat)):
         return "float" if isinstance(value, float) else "int"
     return "math" if value is math else ("call", value.__name__) if value is round or value is abs else "?"
 
