@@ -40,6 +40,7 @@ from .aliases import remake, without_views
 from .arguments import Binder
 from .attribute_sets import set_attributes
 from .inner_views import Strided, for_backend, wrap
+from .input_grads import set_grads
 from .layouts import laid_out
 from .markers import _name, _stance, disable, is_compiling, set_stance
 from .options import BACKENDS, MODES, resolve as _resolve
@@ -198,8 +199,7 @@ class _Entry:
                 results = [t if i in self.passthrough else t.detach() for i, t in enumerate(results)]
         if self.views:
             results = remake(self.views, self.viewed, results, tensors, sizes)
-        for p, i in self.cap.grad_sets:
-            p.grad = None if i is None else results[i]
+        set_grads(self.cap, inputs, results)
         self.cap.replay_writes(args, kwargs)  # (``g["lr"] = lr``)
         set_attributes(self.cap.attr_sets, results)
         return returned_floats(unflatten(self.cap.output, iter(results), sizes), self.marked, args, kwargs)
