@@ -46,7 +46,7 @@ from .aot import enables_grad, record_backward, retained_history, runs_hooks
 from .attribute_sets import (as_before, attributes_before, extra, float_attributes_set, noted, noted_floats, set_floats,
                              tensor_attributes_set, unguarded_names)
 from .inner_views import strided_layout
-from .input_grads import grad_layouts, input_grad_sets
+from .input_grads import grad_layouts, hide_grads, input_grad_sets, merge_grads
 from .layouts import layout_of
 from .graph import Graph
 from .group_replay import GROUPS, group_writes, hyperparameter_inputs, replay_writes, snapshot
@@ -81,7 +81,7 @@ class Capture:
         output: the :func:`skeleton` of the function's return value (rebuilt on replay).
         output_nodes: the graph outputs the return value's tensors map to, in flattening order.
         grad_sets: ``(param, output index or None)``: ``param.grad`` after the call (an output, or None).
-        input_grad_sets: ``(input position, output index or None)``: the same for inputs (input_grads.py).
+        input_grad_sets: ``(input position, output index or None, adds)``: the same for inputs (input_grads.py).
         group_writes: the writes into optimizers' groups a replay repeats after the graph (group_replay.py).
         grad_required: the input positions a replay makes require grad before the graph (``x.requires_grad_()``).
         attr_sets: ``(module ref, id, name, output index)``: a module attribute set to an output
@@ -119,6 +119,7 @@ class Tracer(_core.Observer):
     """The observer that builds the graph while the function runs."""
     history, reads_grad = frozenset(), False  # ids of nodes made before the call; whether it read a .grad
     double, group_before = False, {}  # a create_graph backward ran since the last backward; group_replay.snapshot
+    stashed, grad_ends, grad_layouts = {}, None, ()  # the inputs' .grad held aside while recording (input_grads.py)
 
     def __init__(self, known, fullgraph):
         self.graph, self.grad_written = Graph(), set()
@@ -496,6 +497,7 @@ def capture(fn, args, kwargs, world, fullgraph=False, joint=True):
     tracer.group_before = snapshot(world.optimizers)
     arrays, attributes, sets, floats = [t._data for t in world.inputs], attributes_before(world), [], []
     _core.OBSERVERS.append(tracer)
+    tracer.stashed, tracer.grad_layouts = hide_grads(world.inputs), []  # (the graph computes what the call adds)
     try:
         if world.unguarded:
             tracer.graph_break(world.unguarded)
@@ -530,6 +532,7 @@ def capture(fn, args, kwargs, world, fullgraph=False, joint=True):
                 cap_joint = record_backward(tracer, needing, list(placeholder_tensors(tracer.sources, world)))
     finally:
         _core.OBSERVERS.remove(tracer)
+        tracer.grad_ends = merge_grads(tracer.stashed)
         restore_print()
         read_names = restore_io(unguarded_names(floats, world.all_modules))
         end_recording()
@@ -592,6 +595,6 @@ def _finish(tracer, cap, result, sets, floats):
         cap.breaks = tracer.breaks
         return
     cap.layouts = [layout_of(t._data) or strided_layout(t._data) for t in returned] \
-        + grad_layouts(cap, tracer.world.inputs) \
+        + grad_layouts(cap, tracer) \
         + [layout_of(t._data) or strided_layout(t._data) for t in extra(sets, returned)]
     tracer.graph.output(outputs)

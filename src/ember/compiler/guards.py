@@ -488,10 +488,9 @@ _PLAIN = {float, int, bool, str, type(None)}
 
 
 def _hyperparameter(value, is_input):
-    """A group entry as guarded: of one the graph reads as an input (``is_input``), whether it
-    is zero (its value may change without a recompile; a zero term is left out of the kernels);
-    of any other, its value, a 0-d tensor (which a scheduler updates in place) by its number;
-    a tuple item by item."""
+    """A group entry as guarded: of one the graph reads as an input (``is_input``), whether it is zero
+    (its value may change without a recompile; a zero term is left out of the kernels); of any
+    other, its value, a 0-d tensor (which a scheduler updates in place) by its number; a tuple item by item."""
     if type(value) is tuple:
         return tuple([_hyperparameter(v, is_input) for v in value])
     if isinstance(value, Tensor):

@@ -25,7 +25,7 @@ def relevant(facts, cap):
     update, not which parameters have a ``.grad`` nor the optimizers' state; nor the former
     where the call set every parameter's ``.grad`` before reading any (a step starting with
     ``zero_grad()``: its first call, without gradients, and the later ones share a graph); nor
-    which inputs have a ``.grad`` where the call neither read one nor accumulated into one; of
+    which inputs have a ``.grad`` where the call read none (a backward's adds: input_grads.py); of
     the modules' attributes, those its code could read (:class:`AttributesRead`)."""
     grads = cap.reads_grad or any(s[0] == "grad" for s in cap.sources)
     if not (cap.ran_backward or grads or any(s[0] in ("state", "hyper") for s in cap.sources)):
@@ -34,7 +34,7 @@ def relevant(facts, cap):
         drop = ("which parameters have .grad",)
     else:
         drop = ()
-    if not (cap.reads_grad or cap.input_grad_sets or any(s[0] == "input_grad" for s in cap.sources)):
+    if not (cap.reads_grad or any(s[0] == "input_grad" for s in cap.sources)):
         drop += (INPUT_GRADS,)  # (a forward alone: a backward run after it sets x.grad, no recompile)
     names = cap.read_names
     return [(name, AttributesRead(value, names) if names is not None and name == ATTRIBUTES else value)
