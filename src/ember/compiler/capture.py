@@ -117,8 +117,7 @@ class Capture:
 class Tracer(_core.Observer):
     """The observer that builds the graph while the function runs."""
     history, reads_grad = frozenset(), False  # ids of nodes made before the call; whether it read a .grad
-    double, group_before = False, {}  # a create_graph backward ran since the last backward; group_replay.snapshot
-    stashed, grad_ends, grad_layouts = {}, None, ()  # the inputs' .grad held aside while recording (input_grads.py)
+    double, group_before, stashed = False, {}, {}  # a create_graph backward ran since the last; group_replay; input_grads
 
     def __init__(self, known, fullgraph):
         self.graph, self.grad_written = Graph(), set()
@@ -495,10 +494,10 @@ def capture(fn, args, kwargs, world, fullgraph=False, joint=True):
     cap_joint = None
     end_recording = record_on_this_thread(tracer)  # (Tensor methods breaking, tensors made, random draws)
     before, restore_print, restore_io = python_state(world, True), breaking_print(tracer.graph_break), breaking_io(tracer.graph_break)
-    tracer.group_before = snapshot(world.optimizers)
+    # (the inputs' .grad held aside: the graph computes what the call adds, input_grads.py)
+    tracer.group_before, tracer.stashed, tracer.grad_layouts = snapshot(world.optimizers), hide_grads(world.inputs), []
     arrays, attributes, sets, floats = [t._data for t in world.inputs], attributes_before(world), [], []
     _core.OBSERVERS.append(tracer)
-    tracer.stashed, tracer.grad_layouts = hide_grads(world.inputs), []  # (the graph computes what the call adds)
     try:
         if world.unguarded:
             tracer.graph_break(world.unguarded)
