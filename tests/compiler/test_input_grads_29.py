@@ -152,3 +152,30 @@ def test_fgsm_two_inputs_assigned_and_non_leaf_grads_as_torch():
     # fgsm: torch breaks at backward (2 frames); ember 1 graph, and 1 more where x came with a .grad
     # (the function reads it); two inputs: 1 graph as torch
     assert counts == frames == [2, 1]
+
+
+def _hooked(lib):
+    """An input with a gradient hook on the second call only (registered before the call), then one
+    registering its hook inside the call."""
+    lib.manual_seed(0)
+    lin, got = lib.nn.Linear(3, 2), []
+
+    def step(x, hook_inside):
+        if hook_inside:
+            x.register_hook(lambda g: g * 2)
+        loss = lin(x).square().sum()
+        loss.backward()
+        return loss
+
+    run = lib.compile(step, backend="eager")
+    for i in range(4):
+        x = lib.ones(2, 3, requires_grad=True)
+        if i == 1:
+            x.register_hook(lambda g: g * 3)
+        got.append([run(x, i == 3).item(), x.grad.tolist(), lin.weight.grad.tolist()])
+        lin.zero_grad()
+    return got
+
+
+def test_an_input_with_a_gradient_hook_as_torch():
+    _close(_hooked(ember), _hooked(torch))  # (the hook's tripling was a replay's silently dropped)

@@ -495,7 +495,7 @@ def capture(fn, args, kwargs, world, fullgraph=False, joint=True):
     end_recording = record_on_this_thread(tracer)  # (Tensor methods breaking, tensors made, random draws)
     before, restore_print, restore_io = python_state(world, True), breaking_print(tracer.graph_break), breaking_io(tracer.graph_break)
     # (the inputs' .grad held aside: the graph computes what the call adds, input_grads.py)
-    tracer.group_before, tracer.stashed, tracer.grad_layouts = snapshot(world.optimizers), hide_grads(world.inputs), []
+    tracer.group_before, (tracer.stashed, tracer.hooked) = snapshot(world.optimizers), hide_grads(world.inputs)
     arrays, attributes, sets, floats = [t._data for t in world.inputs], attributes_before(world), [], []
     _core.OBSERVERS.append(tracer)
     try:

@@ -17,17 +17,32 @@ of its own: ``aot.retained_history``, ``sources.history_nodes``).
 from ..autograd.engine import _accumulate
 from .layouts import layout_of
 
-__all__ = ["hide_grads", "restore_read", "merge_grads", "input_grad_sets", "grad_layouts", "set_grads"]
+__all__ = ["INPUT_GRADS", "INPUT_HOOKS", "input_facts", "hide_grads", "restore_read", "merge_grads",
+           "input_grad_sets", "grad_layouts", "set_grads"]
+
+INPUT_GRADS, INPUT_HOOKS = "which inputs have .grad", "which inputs have gradient hooks"
+
+
+def _hooked(t):
+    node = t._node  # (a leaf's AccumulateGrad: its hooks are the leaf's, guards.hook_ids)
+    return node is not None and bool(node._pre_hooks or node._hooks)
+
+
+def input_facts(inputs):
+    """The guards on the inputs' gradients (:func:`.guards.snapshot`; kept by ``sources.relevant``
+    where the call reads an input's ``.grad``, or runs a backward): which have a ``.grad``, which hooks."""
+    return [(INPUT_GRADS, tuple([t._grad is not None for t in inputs])), (INPUT_HOOKS, tuple(map(_hooked, inputs)))]
 
 
 def hide_grads(inputs):
-    """Takes the ``.grad`` of the leaf ``inputs`` aside for a recording: ``{id(tensor): (tensor, grad)}``."""
+    """Takes the ``.grad`` of the leaf ``inputs`` aside for a recording: ``({id(tensor): (tensor, grad)},
+    whether any input has gradient hooks)``."""
     held = {}
     for t in inputs:
         if t._grad is not None and t._grad_fn is None and id(t) not in held:
             held[id(t)] = t, t._grad
             t._grad = None
-    return held
+    return held, any(map(_hooked, inputs))
 
 
 def restore_read(tracer, tensor):
@@ -57,7 +72,11 @@ def input_grad_sets(tracer, outputs):
     one appended to ``outputs``; ``adds``: a replay accumulates it as eager's engine (only a backward
     made it), else sets it (the call assigned ``.grad``). A ``.grad`` set to a tensor made outside the
     graph is a graph break (in ``tracer.breaks``)."""
-    inputs, sets, ends = tracer.world.inputs, [], tracer.grad_ends or {}
+    inputs, sets, ends, tracer.grad_layouts = tracer.world.inputs, [], tracer.grad_ends or {}, []
+    if tracer.hooked and tracer.ran_backward:  # (the hook's work is in the graph: another call's hooks differ)
+        tracer.breaks.append(("a backward into an input with gradient hooks registered before the call",
+                              "<end of function>"))
+        return []
     for i, t in enumerate(inputs):
         if t._grad_fn is not None or any(u is t for u in inputs[:i]):  # (a tensor passed twice: its first)
             continue

@@ -14,9 +14,10 @@ import numpy as np
 
 from .._tensor import Tensor
 from ..autograd.graph import AccumulateGrad
+from .input_grads import INPUT_GRADS, INPUT_HOOKS
 from .structure import flatten
 
-__all__ = ["relevant", "AttributesRead", "INPUT_GRADS", "ATTRIBUTES", "input_names", "known_arrays",
+__all__ = ["relevant", "AttributesRead", "ATTRIBUTES", "input_names", "known_arrays",
            "placeholder_tensors", "world_arrays", "root_array", "fetcher", "escapes", "history_nodes", "written_view_of"]
 
 
@@ -25,7 +26,8 @@ def relevant(facts, cap):
     update, not which parameters have a ``.grad`` nor the optimizers' state; nor the former
     where the call set every parameter's ``.grad`` before reading any (a step starting with
     ``zero_grad()``: its first call, without gradients, and the later ones share a graph); nor
-    which inputs have a ``.grad`` where the call read none (a backward's adds: input_grads.py); of
+    which inputs have a ``.grad`` where the call read none (a backward's adds: input_grads.py) nor
+    their gradient hooks without a backward; of
     the modules' attributes, those its code could read (:class:`AttributesRead`)."""
     grads = cap.reads_grad or any(s[0] == "grad" for s in cap.sources)
     if not (cap.ran_backward or grads or any(s[0] in ("state", "hyper") for s in cap.sources)):
@@ -36,12 +38,13 @@ def relevant(facts, cap):
         drop = ()
     if not (cap.reads_grad or any(s[0] == "input_grad" for s in cap.sources)):
         drop += (INPUT_GRADS,)  # (a forward alone: a backward run after it sets x.grad, no recompile)
+    if not cap.ran_backward:
+        drop += (INPUT_HOOKS,)
     names = cap.read_names
     return [(name, AttributesRead(value, names) if names is not None and name == ATTRIBUTES else value)
             for name, value in facts if not (drop and name.startswith(drop))]
 
 
-INPUT_GRADS = "which inputs have .grad"
 ATTRIBUTES = "Python values of the modules' attributes (also in lists, dicts, plain objects: self.cfg.scale)"
 
 
