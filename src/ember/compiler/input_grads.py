@@ -10,9 +10,11 @@ came with one, and a replay sets it where the input has none and adds it in plac
 (:func:`set_grads`), as eager's engine does; the recording's own result is added to the held one after
 the call (:func:`merge_grads`). A call that reads an input's ``.grad`` gets the held one back at the
 read (``x.grad`` then is a placeholder, ``("input_grad", i)``, written in place) and keeps the guard on
-which inputs have one (``sources.INPUT_GRADS``); a ``.grad`` the call assigns is set as assigned. A
-non-leaf input has no ``.grad`` (a backward into its history, made before the call, is a graph break
-of its own: ``aot.retained_history``, ``sources.history_nodes``).
+which inputs have one (``INPUT_GRADS``); a ``.grad`` the call assigns is set as assigned. A backward
+in a call whose input has gradient hooks registered before it breaks the graph (the recording's hook
+would be baked in, another call's differ; guarded by ``INPUT_HOOKS``). A non-leaf input has no
+``.grad`` (a backward into its history, made before the call, is a graph break of its own:
+``aot.retained_history``, ``sources.history_nodes``).
 """
 from ..autograd.engine import _accumulate
 from .layouts import layout_of

@@ -55,9 +55,10 @@ class Recheck:
     the same array has the same shape and dtype, as ember rebinds ``_data`` rather than reshape
     an array in place) and values that change in place (the optimizers' groups, compared with
     copies, and where they differ, the optimizer's facts as the full path reads them; state
-    sizes; an input's shape, dtype, ``requires_grad`` and whether it has a ``.grad``; the tensors' ``requires_grad``, which
-    parameters have a ``.grad``, which tensors read have a ``grad_fn``), and that no gradient hook was
-    registered or removed since (``autograd.graph.HOOKS_VERSION``).
+    sizes; an input's shape, dtype, ``requires_grad`` and whether it has a ``.grad``; the
+    tensors' ``requires_grad``, which parameters have a ``.grad``, which tensors read have a
+    ``grad_fn``), and that no gradient hook was registered or removed since
+    (``autograd.graph.HOOKS_VERSION``).
     A tensor that is not a view never becomes one (views are made as new tensors), so for those
     the slots are read, not the properties that refresh a view's history."""
 

@@ -2,11 +2,11 @@
 
 A placeholder of a captured graph stands for an array the function read but did not compute: an
 argument (``("input", i)``) or its ``.grad`` (``("input_grad", i)``), a parameter (``("param", p)``)
-or its ``.grad``, an optimizer's state tensor, a fixed tensor, a hyperparameter or a constant. :func:`known_arrays` lists the
-arrays known before the call with their source and a readable name (the names a learner sees in
-``graph.print_tabular()``), :func:`input_names` names the arguments after ``fn``'s signature;
-on replay :func:`fetcher` finds each placeholder's tensor again (:func:`escapes`: whether a
-constant needs a fresh copy per call).
+or its ``.grad``, an optimizer's state tensor, a fixed tensor, a hyperparameter or a constant.
+:func:`known_arrays` lists the arrays known before the call with their source and a readable name
+(the names a learner sees in ``graph.print_tabular()``), :func:`input_names` names the arguments
+after ``fn``'s signature; on replay :func:`fetcher` finds each placeholder's tensor again
+(:func:`escapes`: whether a constant needs a fresh copy per call).
 """
 import inspect
 
@@ -26,9 +26,9 @@ def relevant(facts, cap):
     update, not which parameters have a ``.grad`` nor the optimizers' state; nor the former
     where the call set every parameter's ``.grad`` before reading any (a step starting with
     ``zero_grad()``: its first call, without gradients, and the later ones share a graph); nor
-    which inputs have a ``.grad`` where the call read none (a backward's adds: input_grads.py) nor
-    their gradient hooks without a backward; of
-    the modules' attributes, those its code could read (:class:`AttributesRead`)."""
+    which inputs have a ``.grad`` where the call read none (a backward's adds: input_grads.py),
+    nor their gradient hooks without a backward; of the modules' attributes, those its code
+    could read (:class:`AttributesRead`)."""
     grads = cap.reads_grad or any(s[0] == "grad" for s in cap.sources)
     if not (cap.ran_backward or grads or any(s[0] in ("state", "hyper") for s in cap.sources)):
         drop = ("which parameters", "optimizer")
