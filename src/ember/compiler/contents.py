@@ -141,31 +141,42 @@ def function_like(obj):
     return callable(obj) and not isinstance(obj, (Tensor, Module)) and not container(obj)
 
 
-def baked(obj, depth=0):
+def baked(obj, depth=0, walk=None):
     """What a graph may have baked in of a Python value: numbers and strings (with their type),
-    the structure and contents of containers and plain objects, ``DEPTH`` levels deep (one
-    over ``LARGE`` items by its length: :func:`flat` makes reading it a graph break; one
-    deeper, a new object every time: a guard that never holds);
-    function-like objects (:func:`function_like`) by identity; tensors and other objects by kind
-    (their own guards cover them)."""
+    the structure and contents of containers and plain objects, ``DEPTH`` levels deep and
+    ``LARGE`` items in all (one over ``LARGE`` items by its length: :func:`flat` makes reading it
+    a graph break; one deeper or past ``LARGE`` items in all, a new object every time: a guard
+    that never holds); function-like objects (:func:`function_like`) by identity; tensors and
+    other objects by kind (their own guards cover them). A container met again in the walk is
+    ``("again", its number in the walk)``: objects linked to each other (a logger's tree of
+    loggers) are walked, and compared, once each, not once per path. ``walk``: ``{id: number}``."""
     if scalar(obj):  # (a zero float with its sign: ``x * -0.0`` is -0.0)
         return (float, obj, math.copysign(1.0, obj)) if type(obj) is float and obj == 0 else (type(obj), obj)
     if function_like(obj):
         return "is", id(obj)
-    if isinstance(obj, Tensor):
+    if isinstance(obj, Tensor) or not container(obj):
         return type(obj)
-    if depth > DEPTH:
+    plain = plain_object(obj)
+    n = len(vars(obj) if plain else obj)
+    if n > LARGE:  # (its length only; a plain object by kind)
+        return type(obj) if plain else (dict, tuple(obj)) if isinstance(obj, dict) else (type(obj), n)
+    walk = {_LEFT: LARGE} if walk is None else walk
+    if id(obj) in walk:
+        return "again", walk[id(obj)]
+    walk[_LEFT] -= n
+    if depth > DEPTH or walk[_LEFT] < 0:
         return object()
+    walk[id(obj)], depth = len(walk), depth + 1
     if isinstance(obj, (list, tuple, deque)):
-        return (type(obj), len(obj)) + (tuple([baked(v, depth + 1) for v in obj]) if len(obj) <= LARGE else ())
+        return (type(obj), n, *[baked(v, depth, walk) for v in obj])
     if isinstance(obj, dict):
-        return (dict, tuple(obj)) + (tuple([baked(v, depth + 1) for v in obj.values()])
-                                     if len(obj) <= LARGE else ())
+        return (dict, tuple(obj), *[baked(v, depth, walk) for v in obj.values()])
     if isinstance(obj, (set, frozenset)):
-        return type(obj), len(obj), (frozenset([baked(v, depth + 1) for v in obj]) if len(obj) <= LARGE else ())
-    if plain_object(obj) and len(vars(obj)) <= LARGE:
-        return type(obj), tuple([(k, baked(v, depth + 1)) for k, v in vars(obj).items()])
-    return type(obj)
+        return type(obj), n, frozenset([baked(v, depth, walk) for v in obj])
+    return type(obj), tuple([(k, baked(v, depth, walk)) for k, v in vars(obj).items()])
+
+
+_LEFT = "left"  # (walk's count of the items left to look into: no id)
 
 
 def contents(container):
