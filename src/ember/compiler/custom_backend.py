@@ -123,12 +123,14 @@ def first_split_run(split_fn, cap, result, before, args, kwargs):
     the function now split at them (``split_fn``): as torch's, the callable backend's callables
     run for the pieces from this first call (each piece's own :func:`first_run`). The recording
     ran the whole function, so the split one runs on ``args`` and ``kwargs`` again, after what
-    the call wrote is set back to ``before`` (:func:`state_before`), its prints and writes to
-    ``sys.stdout``/``sys.stderr`` dropped (the recording showed them). Only where that run
-    repeats nothing else: each break a value read into Python (``.item()``, ``.tolist()``,
-    ``bool(t)`` ...), ``graph_break()`` or output; no change a recording sees as a Python side
-    effect (that is a break of its own), no backward, no write into a tensor with history.
-    Elsewhere the recording's results stand and the pieces run the callables from the next call."""
+    the call wrote is set back to ``before`` (:func:`state_before`), its prints, writes to
+    ``sys.stdout``/``sys.stderr``, warnings and log records dropped (the recording showed them:
+    :func:`~.patches.quiet_output`). Only where that run repeats nothing else: each break a value
+    read into Python (``.item()``, ``.tolist()``, ``bool(t)`` ...), ``graph_break()``, output, a
+    warning or a logger's call; no change a recording sees as a Python side effect (that is a
+    break of its own: a file written, a ``disable``d function called), no backward, no write into
+    a tensor with history. Elsewhere the recording's results stand and the pieces run the
+    callables from the next call."""
     if before is None or cap.ran_backward or not _grads_kept(before, cap) or any(
             reason not in _RERUNNABLE and not reason.startswith(GRAPH_BREAK) for reason, _ in cap.breaks):
         return result
