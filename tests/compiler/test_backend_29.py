@@ -154,3 +154,33 @@ def test_a_packed_sequence_into_a_compiled_lstm_runs_eagerly_as_torchs():
     (want_counts, want), (got_counts, got) = _packed_counts(torch), _packed_counts(ember)
     assert want_counts == [0, 0] and got_counts == want_counts
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+def _level_reads(lib):
+    """``if log.isEnabledFor(DEBUG)`` in a compiled function, the level set to DEBUG after 2 of 4
+    calls: the backend's calls and the results."""
+    if lib is torch:
+        torch._dynamo.reset()
+    _LOG.setLevel(logging.INFO)
+
+    def f(x):
+        y = x * 2
+        if _LOG.isEnabledFor(logging.DEBUG):
+            y = y + 100
+        return y + 1
+    counts, out = [0, 0], []
+    g = lib.compile(f, backend=counting_backend(counts))
+    for k in range(4):
+        if k == 2:
+            _LOG.setLevel(logging.DEBUG)
+        out.append(g(lib.ones(2)).tolist())
+    _LOG.setLevel(logging.INFO)
+    return counts[0], out
+
+
+def test_a_loggers_level_read_follows_a_later_set_level():
+    """A logger's methods break the graph (torch's too), so its level is read by Python at each
+    call; a graph that baked the first call's level in would give 3.0 after setLevel(DEBUG)."""
+    want, got = _level_reads(torch), _level_reads(ember)
+    assert want == (3, [[3.0, 3.0]] * 2 + [[103.0, 103.0]] * 2)
+    assert got == want

@@ -133,8 +133,10 @@ def _traced_print(name, original):
     return traced_print
 
 
-# a logger's methods: each call from user code breaks the graph, as torch's dynamo's, whatever the level
-_LOG_METHODS = ("debug", "info", "warning", "warn", "error", "exception", "critical", "fatal", "log")
+# a logger's methods: each call from user code breaks the graph, as torch's dynamo's, whatever the
+# level (the level read by Python each call: ``if log.isEnabledFor(DEBUG)`` follows a later setLevel)
+_LOG_METHODS = ("debug", "info", "warning", "warn", "error", "exception", "critical", "fatal", "log", "isEnabledFor",
+                "getEffectiveLevel", "hasHandlers")
 
 
 def _traced_log(name, original):
