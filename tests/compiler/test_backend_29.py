@@ -88,10 +88,10 @@ class _Node:
 
 
 def test_linked_objects_are_walked_once_per_item_not_per_path():
-    """Objects linking each other twice, 22 deep: ember's guards walked and compared each of the
-    2**22 paths (a global logger with torch imported: minutes and gigabytes); now each object once."""
+    """Objects linking each other twice, 18 deep: ember's guards walked and compared each of the
+    2**18 paths (a global logger with torch imported: minutes and gigabytes); now each object once."""
     node = None
-    for _ in range(22):
+    for _ in range(18):
         node = _Node(node)
     root, start = node, time.process_time()
     before = baked(root)
