@@ -8,7 +8,9 @@ traced too and remembers how it was computed. An op taking a traced float as an 
 (source ``("float_arg", position)``, a 0-d float64 tensor made from the argument at each
 call), the float64 arithmetic Python did on it (exact: Python's floats are IEEE doubles too),
 then a cast to the op's dtype, as the op casts a Python number (``x_float32 * lr`` stays
-float32, ``x_int * lr`` is of the default dtype). Its guard is then :data:`ANY_FLOAT`: any
+float32, ``x_int * lr`` is of the default dtype). A float32 or float64 tensor filled with one
+(``full((2, 3), lr)``, ``x.new_full``, ``full_like``, ``x.fill_(lr)``) is that node broadcast
+(:func:`fill_node`). Its guard is then :data:`ANY_FLOAT`: any
 float, nan, inf and -0.0 included.
 
 A comparison with a number in the user's code (``if lr > 0.5``) is guarded by its outcome
@@ -29,10 +31,12 @@ import operator
 import numpy as np
 
 from .._backend import INT_MIN, UINT_END
+from .. import _creation
 from .._creation import ToDtype
 from .. import _dtype
-from .._dtype import bfloat16, float16, float64
+from .._dtype import bfloat16, float16, float32, float64
 from .._ops.pointwise_binary import Add, Div, Mul, Sub, Where
+from .._ops.shape import Clone, Expand
 from .._ops.pointwise_unary import Neg
 from .._ops.compare import Gt
 from .._tensor import Tensor
@@ -42,7 +46,7 @@ from .symbolic import evaluate, free_symbols
 from .traced_ints import COMPARISONS, INT_POSITIONS, MADE, MATH, SAVED, FloatInt, TracedFloat, TracedInt
 
 __all__ = ["ANY_FLOAT", "ANY_HUGE_FLOAT", "float_positions", "float_guards", "float_conditions", "float_nodes",
-           "float_inputs", "fill_floats", "note_unseen", "ReturnedFloat", "mark_returned", "returned_floats",
+           "fill_node", "float_inputs", "fill_floats", "note_unseen", "ReturnedFloat", "mark_returned", "returned_floats",
            "has_returned_floats"]
 
 
@@ -285,6 +289,36 @@ def _save_traced(output, floats):
         elif type(j) is str and type(kept) is dict and type(kept.get(j)) is float:
             SAVED.append((kept, j, kept[j]))
             kept[j] = f
+
+
+_FILLS = {"full", "new_full", "full_like"}  # (``fill_`` calls ``full``)
+
+
+def fill_node(tracer, array, frame):
+    """Records ``array``, just made by ``full``, ``new_full`` or ``full_like`` (``frame``: the
+    frame wrapping it, ``_finish``'s) of a float32 or float64 dtype with a traced float as the
+    fill value, as ``clone(expand(float.to(dtype), shape))``: the graph takes the fill value as
+    an input, as torch's symbolic fill. Other dtypes keep the value (a use): a float16 fill is
+    checked against its range (65504) that the float's guard does not tell apart, an int one
+    truncates it."""
+    for _ in range(3):
+        if frame is None or frame.f_code.co_name in _FILLS and frame.f_code.co_filename == _creation.__file__:
+            break
+        frame = frame.f_back
+    else:
+        return
+    value = None if frame is None else frame.f_locals.get("fill_value")
+    if type(value) is not TracedFloat or not value.uses[0].active or frame.f_locals.get("requires_grad") \
+            or type(array) is not np.ndarray or array.dtype not in (np.float32, np.float64):
+        return
+    dtype = float32 if array.dtype == np.float32 else float64
+    node = _node(tracer, value)
+    if dtype is not float64:
+        node = tracer.graph.call_op(ToDtype, (node,), {"dtype": dtype}, dict(_SCALAR, dtype=dtype))
+    meta = dict(_SCALAR, shape=array.shape, dtype=dtype)
+    node = tracer.graph.call_op(Expand, (node,), {"shape": array.shape}, meta)
+    tracer.value[id(array)] = tracer.graph.call_op(Clone, (node,), {}, meta)
+    tracer.hold(array)
 
 
 def _node(tracer, f):

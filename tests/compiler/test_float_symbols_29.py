@@ -1,0 +1,45 @@
+"""Float arguments ember specialised (a graph per value) where torch 2.13's automatic dynamic
+makes one symbol (2 graphs): a fill value (``full``, ``new_full``, ``full_like``, ``fill_``:
+compiler/traced_floats.py ``fill_node``). Graphs are counted against torch's CompileCounter,
+call by call; values against torch's and ember's eager, compared by repr (-0.0 told from 0.0,
+nan equal to nan)."""
+import math
+
+import torch
+
+from graph_counts import compiled_afresh, graph_counts
+
+import ember
+
+# (nan: torch 2.13 recompiles for it, ember's float guard takes it; its values are compared below)
+VALUES = (0.1, 0.2, 0.0, -0.5, 3.0, -0.0, 1e-40, math.inf, -math.inf, 1e300, 0.7)
+
+
+def ember_or_torch(x):
+    """The module ``x`` comes from."""
+    return torch if isinstance(x, torch.Tensor) else ember
+
+
+def _fills(x, v):
+    t = ember_or_torch(x)
+    filled = (x * 1).fill_(v)
+    return t.cat([x.new_full((2,), v), t.full((2, 3), v).reshape(-1), t.full_like(x, v), filled * 2,
+                  t.full((2,), v, dtype=t.float64).float()])
+
+
+def test_fill_value_counts_and_values():
+    calls = [(v,) for v in VALUES]
+    want_counts, want = graph_counts(_fills, torch, calls)
+    got_counts, got = graph_counts(_fills, ember, calls)
+    assert got_counts == want_counts == [1, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2]
+    assert repr(got) == repr(want)
+    assert want[-2][0] == "RuntimeError"  # (1e300 beyond float32's range: eager's error, a graph of its own)
+
+
+def test_fill_value_nan_and_eager():
+    compiled, count = compiled_afresh(_fills, ember)
+    for v in (0.5, 0.25, math.nan, -math.nan, 2.0):
+        want = _fills(torch.arange(6.0), v).tolist()
+        assert repr(compiled(ember.arange(6.0), v).tolist()) == repr(want), v
+        assert repr(_fills(ember.arange(6.0), v).tolist()) == repr(want), v
+    assert count() == 2
