@@ -1,9 +1,11 @@
 """Float arguments ember specialised (a graph per value) where torch 2.13's automatic dynamic
 makes one symbol (2 graphs): a fill value (``full``, ``new_full``, ``full_like``, ``fill_``:
-compiler/traced_floats.py ``fill_node``). Graphs are counted against torch's CompileCounter,
+compiler/traced_floats.py ``fill_node``), an operand of a float16/bfloat16 product or quotient
+(``x.half() * lr``: ``_at_float32``). Graphs are counted against torch's CompileCounter,
 call by call; values against torch's and ember's eager, compared by repr (-0.0 told from 0.0,
 nan equal to nan)."""
 import math
+import warnings
 
 import torch
 
@@ -42,4 +44,40 @@ def test_fill_value_nan_and_eager():
         want = _fills(torch.arange(6.0), v).tolist()
         assert repr(compiled(ember.arange(6.0), v).tolist()) == repr(want), v
         assert repr(_fills(ember.arange(6.0), v).tolist()) == repr(want), v
+    assert count() == 2
+
+
+def _halves(x, v):
+    t, h = ember_or_torch(x), x.half()
+    return t.cat([h * v, h / v, v / (h + 1), (v * x.bfloat16()).half(), h * v * 2]).float()
+
+
+def test_float16_operand_counts_and_values():
+    """``x_half * lr``: the product at float32 with the float not rounded to 16 bits first (eager's
+    opmath), then rounded once: a graph input (it was a graph per value)."""
+    calls = [(v,) for v in (0.1, 0.3, -1.7, 1e-3, 3e5, 1e-8, 0.0, -0.0, math.inf, 7.123456789)]
+    want_counts, want = graph_counts(_halves, torch, calls)
+    got_counts, got = graph_counts(_halves, ember, calls)
+    assert got_counts == want_counts == [1] + [2] * 9
+    assert repr(got) == repr(want)
+
+
+def _half_step(module, v, compiled):
+    x = (module.arange(6.0) * 0.37 - 1).half().requires_grad_()
+    y = compiled(x, v)
+    y.sum().backward()
+    return repr((y.tolist(), x.grad.tolist()))
+
+
+def test_float16_operand_gradients():
+    """A training step's backward takes the float too; a float32 product past float16's range is
+    inf silently, as eager's (the compiled cast warned of an overflow)."""
+    fn = lambda x, v: x * v / 3 + x / v  # noqa: E731
+    compiled, count = compiled_afresh(fn, ember)
+    for v in (0.5, 0.3, -2.7, math.nan, 1e-5):
+        want = _half_step(torch, v, fn)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", RuntimeWarning)
+            assert _half_step(ember, v, compiled) == want, v
+        assert _half_step(ember, v, fn) == want, v
     assert count() == 2

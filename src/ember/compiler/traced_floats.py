@@ -235,7 +235,8 @@ def float_nodes(tracer, op, args, attrs, dtype, output):
     eager computes it, ``leaky_relu``'s slope ``where(x > 0, x, x * slope)`` and ``addcmul``'s
     value ``addcmul(input, tensor1 * value, tensor2)`` (:data:`~.traced_ints.ATTRIBUTE_INPUTS`). A
     float the op takes otherwise, with no floating-point dtype or ``b`` a number, or of float16 or bfloat16 (eager computes at float32: ``x_half * 70000.0`` is 0 at
-    0, a float16 cast of the number would be inf), is a use: its value stays. The autograd node
+    0, a float16 cast of the number would be inf) other than a product or quotient (computed at
+    float32 in the graph too: :func:`_at_float32`), is a use: its value stays. The autograd node
     of ``output`` saves the traced floats (:func:`_save_traced`)."""
     floats = tracer.floats_now
     if not floats:
@@ -246,6 +247,8 @@ def float_nodes(tracer, op, args, attrs, dtype, output):
     why = "an operand of an op without a floating-point dtype"
     if dtype in (float16, bfloat16):  # (a cast node would round the number first)
         why = "an operand of a float16/bfloat16 op (eager computes it at float32)"
+    if dtype in (float16, bfloat16) and op in (Mul, Div) and all(type(j) is int for j in floats):
+        return _at_float32(tracer, op, args, attrs, dtype, output)
     if dtype is None or not dtype.is_inexact or dtype in (float16, bfloat16) or b is not None and (
             dtype.is_complex or not hasattr(b, "meta")):
         for f in floats.values():
@@ -271,6 +274,20 @@ def float_nodes(tracer, op, args, attrs, dtype, output):
             args[j] = node
     _save_traced(output, floats)
     return op, tuple(args), attrs
+
+
+def _at_float32(tracer, op, args, attrs, dtype, output):
+    """``(ToDtype, (node,), {"dtype": dtype})`` of a float16 or bfloat16 product or quotient
+    with a traced float (``x_half * lr``, ``lr / x_half``), ``node`` the op at float32 on its
+    operands cast there, the float from float64 (no 16-bit rounding first), as eager computes
+    it (torch's opmath): then rounded once to ``dtype``."""
+    floats = tracer.floats_now
+    meta = {"shape": tuple(output.shape), "dtype": float32, "requires_grad": output.requires_grad}
+    wide = [tracer.graph.call_op(ToDtype, (_node(tracer, floats[j]) if j in floats else a,), {"dtype": float32},
+                                 dict(_SCALAR, dtype=float32) if j in floats else dict(a.meta, dtype=float32))
+            for j, a in enumerate(args)]
+    _save_traced(output, floats)
+    return ToDtype, (tracer.graph.call_op(op, tuple(wide), attrs, meta),), {"dtype": dtype}
 
 
 def _save_traced(output, floats):
