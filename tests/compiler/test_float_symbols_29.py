@@ -81,3 +81,42 @@ def test_float16_operand_gradients():
             assert _half_step(ember, v, compiled) == want, v
         assert _half_step(ember, v, fn) == want, v
     assert count() == 2
+
+
+def _attributes(x, v):
+    F = ember_or_torch(x).nn.functional
+    return ember_or_torch(x).cat([F.elu(x - 3, v), F.threshold(x - 3, v, v * 2 - 1), F.threshold(x - 3, 0.5, v)])
+
+
+def test_op_attribute_counts_and_values():
+    """``elu``'s ``alpha``, ``threshold``'s ``threshold`` and ``value``: graph inputs (a graph per
+    value before). ``celu``, ``softplus``, ``hardtanh``, ``softshrink``, ``hardshrink`` keep theirs."""
+    calls = [(v,) for v in (0.1, 0.2, 0.0, -0.5, 3.0, -0.0, 1e-40, math.inf, -math.inf, 1e300, 2.0)]
+    want_counts, want = graph_counts(_attributes, torch, calls)
+    got_counts, got = graph_counts(_attributes, ember, calls)
+    assert got_counts == want_counts == [1] + [2] * 10
+    assert repr(got[:-2]) == repr(want[:-2]) and want[-2][0] == got[-2][0] == "RuntimeError"
+    assert repr(got[-1]) == repr(want[-1])
+
+
+def _attribute_step(module, v, compiled, dtype):
+    """The values and gradient of ``compiled`` at ``v`` as one float64 torch tensor."""
+    x = module.tensor([-3.0, -1.5, -0.0, 0.0, 0.25, 2.0, math.nan], dtype=getattr(module, dtype), requires_grad=True)
+    y = compiled(x, v)
+    y.sum().backward()
+    return torch.tensor(y.tolist() + x.grad.tolist(), dtype=torch.float64)
+
+
+def test_op_attribute_gradients():
+    """Their backward takes the float too (``elu``'s slope at and below 0, ``threshold``'s mask):
+    within an ulp of eager's (the C code's ``exp`` is not NumPy's, as on main for ``x.exp() * lr``)."""
+    fn = lambda x, v: ember_or_torch(x).cat([ember_or_torch(x).nn.functional.elu(x, v),  # noqa: E731
+                                             ember_or_torch(x).nn.functional.threshold(x * 2, v, v / 4)])
+    for dtype, rtol in (("float32", 2e-7), ("float64", 1e-15)):
+        compiled, count = compiled_afresh(fn, ember)
+        for v in (0.5, 1.5, -2.0, 0.0, math.nan, 0.25):
+            want = _attribute_step(torch, v, fn, dtype)
+            for got in (_attribute_step(ember, v, compiled, dtype), _attribute_step(ember, v, fn, dtype)):
+                assert torch.allclose(got, want, rtol=rtol, atol=0, equal_nan=True), (dtype, v, got, want)
+                assert got.signbit().tolist() == want.signbit().tolist(), (dtype, v, got, want)
+        assert count() == 2

@@ -20,7 +20,8 @@ A comparison with a number in the user's code (``if lr > 0.5``) is guarded by it
 float the function returns (:class:`ReturnedFloat`: ``return loss, lr * 2``). A float that
 was used otherwise (``int(lr)``, ``f"{lr}"``, ``math.exp(lr)``, a
 comparison in ember's own code such as ``dropout``'s check of ``p``, an op's attribute other
-than ``add``'s ``alpha``, ``leaky_relu``'s slope and ``addcmul``'s ``value``) keeps its value
+than ``add``'s ``alpha``, ``leaky_relu``'s slope, ``addcmul``'s ``value``, ``elu``'s ``alpha`` and
+``threshold``'s ``threshold`` and ``value``) keeps its value
 guarded: a graph per value, as before. So does one whose value (or its float32 rounding) is found in the graph where
 it did not come as the traced float (:func:`note_unseen`: an autograd node saves an op's
 operand as a plain float; NumPy reads a float subclass without its methods).
@@ -37,8 +38,8 @@ from .. import _dtype
 from .._dtype import bfloat16, float16, float32, float64
 from .._ops.pointwise_binary import Add, Div, Mul, Sub, Where
 from .._ops.shape import Clone, Expand
-from .._ops.pointwise_unary import Neg
-from .._ops.compare import Gt
+from .._ops.pointwise_unary import Expm1, Neg
+from .._ops.compare import Gt, Le, Lt
 from .._tensor import Tensor
 from .contents import NAN
 from .graph import instances_in
@@ -233,7 +234,8 @@ def float_nodes(tracer, op, args, attrs, dtype, output):
     ``tracer.floats_now`` (``{position: traced float}``) the traced floats' nodes, cast to
     ``dtype``, the op's; ``"alpha"`` there (``add``'s scale) becomes a product ``b * alpha``, as
     eager computes it, ``leaky_relu``'s slope ``where(x > 0, x, x * slope)`` and ``addcmul``'s
-    value ``addcmul(input, tensor1 * value, tensor2)`` (:data:`~.traced_ints.ATTRIBUTE_INPUTS`). A
+    value ``addcmul(input, tensor1 * value, tensor2)``, ``elu`` and ``threshold`` their eager
+    ``where`` (:data:`~.traced_ints.ATTRIBUTE_INPUTS`, :data:`_ATTRIBUTE_OPS`). A
     float the op takes otherwise, with no floating-point dtype or ``b`` a number, or of float16 or bfloat16 (eager computes at float32: ``x_half * 70000.0`` is 0 at
     0, a float16 cast of the number would be inf) other than a product or quotient (computed at
     float32 in the graph too: :func:`_at_float32`), is a use: its value stays. The autograd node
@@ -241,9 +243,10 @@ def float_nodes(tracer, op, args, attrs, dtype, output):
     floats = tracer.floats_now
     if not floats:
         return op, args, attrs
-    if any(type(j) is str and j != "alpha" for j in floats):  # (an attribute of an op without promotion)
+    adds = op in (Add, Sub)
+    if any(type(j) is str for j in floats) and not adds or op is Where:  # (an attribute; where's value: the result's dtype)
         dtype = output.dtype
-    b = args[1] if "alpha" in floats else None
+    b = args[1] if "alpha" in floats and adds else None
     why = "an operand of an op without a floating-point dtype"
     if dtype in (float16, bfloat16):  # (a cast node would round the number first)
         why = "an operand of a float16/bfloat16 op (eager computes it at float32)"
@@ -255,12 +258,14 @@ def float_nodes(tracer, op, args, attrs, dtype, output):
             for seen in f.uses:
                 seen.append((why, "(in the recording)"))
         return op, args, attrs
-    args = list(args)
+    args, nodes = list(args), {}
     for j, f in floats.items():
         node = _node(tracer, f)
         if dtype is not float64:
             node = tracer.graph.call_op(ToDtype, (node,), {"dtype": dtype}, dict(_SCALAR, dtype=dtype))
-        if j == "alpha":
+        if op.name in _ATTRIBUTE_OPS:
+            nodes[j] = node
+        elif j == "alpha":
             args[1] = tracer.graph.call_op(Mul, (b, node), {}, dict(b.meta, dtype=dtype))
             attrs = {k: v for k, v in attrs.items() if k != j}
         elif j == "negative_slope":  # (eager's ``x > 0 ? x : x * slope``, in ops the C code fuses)
@@ -272,8 +277,29 @@ def float_nodes(tracer, op, args, attrs, dtype, output):
             attrs = dict(attrs, value=1.0)
         else:
             args[j] = node
+    if nodes:
+        meta = {"shape": tuple(output.shape), "dtype": dtype, "requires_grad": output.requires_grad}
+        op, args, attrs = _ATTRIBUTE_OPS[op.name](tracer, args[0], dict(attrs, **nodes), meta)
     _save_traced(output, floats)
     return op, tuple(args), attrs
+
+
+def _elu(tracer, x, attrs, meta):
+    """``elu(x, alpha)`` (its ``scale`` and ``input_scale`` 1) as eager computes it: ``x < 0 ?
+    expm1(x) * alpha : x``."""
+    below = tracer.graph.call_op(Lt, (x, 0), {}, dict(meta, dtype=_dtype.bool, requires_grad=False))
+    negative = tracer.graph.call_op(Mul, (tracer.graph.call_op(Expm1, (x,), {}, meta), attrs["alpha"]), {}, meta)
+    return Where, [below, negative, x], {}
+
+
+def _threshold(tracer, x, attrs, meta):
+    """``threshold(x, threshold, value)`` as eager computes it: ``x <= threshold ? value : x``."""
+    below = tracer.graph.call_op(Le, (x, attrs["threshold"]), {}, dict(meta, dtype=_dtype.bool, requires_grad=False))
+    return Where, [below, attrs["value"], x], {}
+
+
+# the ops whose float attributes (:data:`~.traced_ints.ATTRIBUTE_INPUTS`) become nodes of other ops
+_ATTRIBUTE_OPS = {"Elu": _elu, "Threshold": _threshold}
 
 
 def _at_float32(tracer, op, args, attrs, dtype, output):

@@ -396,21 +396,23 @@ for _name in dir(float):
         setattr(TracedFloat, _name, _float_noting(_name, getattr(float, _name)))
 
 
-# the float attribute an op's graph node may take as an input (traced_floats.float_nodes)
-ATTRIBUTE_INPUTS = {"Add": "alpha", "Sub": "alpha", "LeakyRelu": "negative_slope", "Addcmul": "value"}
+# the float attributes an op's graph node may take as inputs (traced_floats.float_nodes; ``elu``'s
+# alpha, not ``celu``'s, whose ``input_scale`` is Python's ``1 / alpha``)
+ATTRIBUTE_INPUTS = {"Add": ("alpha",), "Sub": ("alpha",), "LeakyRelu": ("negative_slope",), "Addcmul": ("value",),
+                    "Elu": ("alpha",), "Threshold": ("threshold", "value")}
 
 
 def traced_operands(op, inputs, attrs):
     """``{position: expression}`` of an op's ``inputs`` that are traced ints (None: a plain int
     with one's value, :func:`traced`), and ``{position: traced float}`` of them (and the attribute
     of :data:`ATTRIBUTE_INPUTS`: ``add``'s and ``sub``'s ``alpha``, ``leaky_relu``'s slope, ``addcmul``'s
-    ``value``); a traced
+    ``value``, ``elu``'s ``alpha``, ``threshold``'s ``threshold`` and ``value``); a traced
     float inside an input (a list) or another attribute (a fill value) is a use of it: the graph
     takes it as a number."""
     found = {i: x for i, x in enumerate(inputs) if type(x) is TracedFloat or type(x) is FloatInt}
-    name = ATTRIBUTE_INPUTS.get(op.name)
-    if name is not None and type(attrs.get(name)) is TracedFloat:
-        found[name] = attrs[name]
+    for name in () if "input_scale" in attrs or "scale" in attrs else ATTRIBUTE_INPUTS.get(op.name, ()):
+        if type(attrs.get(name)) is TracedFloat:
+            found[name] = attrs[name]
     for value in (*(x for i, x in enumerate(inputs) if i not in found), *(v for k, v in attrs.items() if k not in found)):
         for x in _floats_in(value):
             for seen in x.uses:
