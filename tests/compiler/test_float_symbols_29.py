@@ -136,3 +136,20 @@ def test_abs_and_where_counts_and_values():
     got_counts, got = graph_counts(_python_and_where, ember, calls)
     assert got_counts == want_counts == [1] + [2] * 10
     assert repr(got) == repr(want)
+
+
+def _sized(x, v):
+    t = ember_or_torch(x)
+    return t.cat([x * v, t.full((2,), v), x.half().float() * v]).sum(), x.new_full((x.shape[0] // 2,), v)
+
+
+def test_float_beside_dynamic_sizes():
+    """A dynamic graph's first call at a new size is recorded with its float arguments traced again
+    (recorded plain, it was no longer the fitted graph: a graph per size and per value, 7 here)."""
+    results = {}
+    for module in (torch, ember):
+        compiled, count = compiled_afresh(_sized, module)
+        results[module] = [(compiled(module.arange(float(n)), v), count())
+                           for n, v in ((3, .5), (5, .5), (7, 2.5), (9, 1.5), (11, .7), (13, -1.0), (4, 2.0))]
+    got, want = ([(a.tolist(), b.tolist(), n) for (a, b), n in results[m]] for m in (ember, torch))
+    assert repr(got) == repr(want) and [n for *_, n in got] == [1, 2, 3, 3, 3, 3, 3]

@@ -47,7 +47,7 @@ from .symbolic import evaluate, free_symbols
 from .traced_ints import COMPARISONS, INT_POSITIONS, MADE, MATH, SAVED, FloatInt, TracedFloat, TracedInt
 
 __all__ = ["ANY_FLOAT", "ANY_HUGE_FLOAT", "float_positions", "float_guards", "float_conditions", "float_nodes",
-           "fill_node", "float_inputs", "fill_floats", "note_unseen", "ReturnedFloat", "mark_returned", "returned_floats",
+           "fill_node", "float_inputs", "argument_positions", "fill_floats", "note_unseen", "ReturnedFloat", "mark_returned", "returned_floats",
            "has_returned_floats"]
 
 
@@ -389,6 +389,24 @@ def float_inputs(sources):
     """``[(placeholder index, argument position or how)]`` of the ``("float_arg", position)``
     sources, and of ``("float_arg", how)``: a float Python computes from them (``lr ** 0.5``)."""
     return [(i, s[1]) for i, s in enumerate(sources) if s[0] == "float_arg"]
+
+
+def argument_positions(floats):
+    """The positions of the float arguments a graph's float inputs (``floats``: :func:`float_inputs`)
+    are computed from (not those of int symbols: ``k * 0.5``)."""
+    found = set()
+
+    def walk(how):
+        if type(how) is int:
+            found.add(how)
+        elif type(how) is tuple and how[0] == "argument":
+            found.add(how[1])
+        elif type(how) is tuple and how[0] != "int":
+            for v in how[1:]:
+                walk(v)
+    for _, k in floats:
+        walk(k)
+    return sorted(found)
 
 
 def fill_floats(tensors, floats, args, kwargs):
