@@ -21,6 +21,7 @@ from ._meta import placed, to_meta
 from ._ops.core import Op, apply
 from ._ops.outs import factory_out
 from ._ops.refusals import refuse_unsigned
+from ._size import sizes_arg
 from ._python_ints import LONG_LONG, check_fits, first_sizes, is_sequence, listed, refuse_first_elements, refuse_ragged, unsigned64
 from ._tensor import Tensor
 
@@ -185,12 +186,12 @@ def from_numpy(ndarray):
     return Tensor._make(own_span(ndarray))
 
 
-def _size(size, name=None):
+def _size(size, name=None, call=None, position=1):
+    """The ints of ``size`` (a factory's sizes, :func:`ember._size.sizes_arg`): torch's errors for a missing
+    size of ``name`` (zeros, ...), a negative one, and the others naming ``call`` (default ``name``)."""
     if name is not None and not size:
         raise TypeError(f"{name}() missing 1 required positional arguments: \"size\"")
-    if len(size) == 1 and isinstance(size[0], (tuple, list)):
-        size = tuple(size[0])
-    size = tuple(int(s) for s in size)
+    size = sizes_arg(size, call or name or "empty", position=position) if size else ()
     if any(s < 0 for s in size):
         if name == "zeros":  # PyTorch's zeros words this one differently
             raise RuntimeError("zeros: Dimension size must be non-negative.")
@@ -302,7 +303,7 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, out=
     _sparse_or_dense("full", layout)
     if dtype is None:
         dtype = _dtype.scalar_dtype(fill_value.item() if isinstance(fill_value, Tensor) else fill_value)
-    shape = _size((size,))
+    shape = _size((size,), call="full")
     return _finish(np.full(shape, _fill_value(fill_value, dtype, shape), dtype.np), requires_grad)
 
 
@@ -392,14 +393,14 @@ def _beside(t, fill, size, dtype, requires_grad, *value, device=None):
     sparse one gives a sparse tensor without entries, or NotImplementedError for a fill),
     unless ``device`` names one ("meta", or "cpu" for a meta ``t``)."""
     if (type(t._data) is MetaArray) if device is None else device_type(device) == "meta":
-        return to_meta(_finish(meta_array(_size(size, fill), dtype.np), requires_grad))
+        return to_meta(_finish(meta_array(_size(size, fill, "new_" + fill), dtype.np), requires_grad))
     if device is not None and type(t._data) is MetaArray:
-        return _finish(getattr(np, fill)(_size(size, fill), *value, dtype=dtype.np), requires_grad)
+        return _finish(getattr(np, fill)(_size(size, fill, "new_" + fill), *value, dtype=dtype.np), requires_grad)
     if t.is_sparse:
         if fill not in ("zeros", "empty"):
             raise SparseUnsupported(unsupported_message("fill_"))
-        return _empty_sparse(_size(size, fill), dtype.np, requires_grad)
-    array = getattr(namespace(t._data), fill)(_size(size, fill), *value, dtype=dtype.np)
+        return _empty_sparse(_size(size, fill, "new_" + fill), dtype.np, requires_grad)
+    array = getattr(namespace(t._data), fill)(_size(size, fill, "new_" + fill), *value, dtype=dtype.np)
     return _finish(array, requires_grad)
 
 
@@ -590,7 +591,7 @@ def new_empty(self, *size, dtype=None, device=None, requires_grad=False):
 def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):
     """``fill_value`` everywhere in ``size``, with ``self``'s dtype unless ``dtype`` is given."""
     dtype = dtype or self.dtype
-    return _beside(self, "full", (size,), dtype, requires_grad, _fill_value(fill_value, dtype, _size((size,))))
+    return _beside(self, "full", (size,), dtype, requires_grad, _fill_value(fill_value, dtype, _size((size,), call="new_full")))
 
 
 # Factories that place their result on the meta device when asked (the ``*_like`` and

@@ -1,7 +1,11 @@
-"""``ember.Size``: the tuple subclass that ``tensor.shape`` returns (``torch.Size``)."""
+"""``ember.Size``: the tuple subclass that ``tensor.shape`` returns (``torch.Size``), and the
+reading of sizes given as ints or one sequence (``zeros(2, 3)``, ``x.view((2, 3))``) with the
+TypeErrors of torch's parser for what is no int."""
+import operator
+
 from ._dtype import PRINTED_MODULE
 
-__all__ = ["Size"]
+__all__ = ["Size", "sizes_arg", "type_name"]
 
 
 class Size(tuple):
@@ -23,3 +27,49 @@ class Size(tuple):
 
     def __add__(self, other):
         return Size(tuple.__add__(self, tuple(other)))
+
+
+def type_name(x):
+    """A type as torch's messages name it: the C type's name, dotted for NumPy's (``numpy.float64``)."""
+    return f"numpy.{type(x).__name__}" if type(x).__module__ == "numpy" else type(x).__name__
+
+
+def _index(x, bools):
+    """``x`` as an int when torch's parser takes it as one (an int, a NumPy int, an integer
+    tensor of one element; a bool only where ``bools``), else None."""
+    if not bools and type(x).__name__ in ("bool", "bool_"):
+        return None
+    try:
+        return operator.index(x)
+    except TypeError as error:
+        if type(error) is not TypeError:  # (a symbolic size's own error)
+            raise
+        return None
+
+
+def sizes_arg(sizes, name, arg="size", position=1):
+    """The ints of ``sizes``, the positional arguments of ``name(*sizes)`` (``zeros(2, 3)``,
+    ``view((2, 3))``, ``reshape([6])``), as torch's parser reads its ``tuple of ints`` argument
+    ``arg`` (at ``position``): ints, NumPy ints and one-element integer tensors (a bool after the
+    first); TypeError in torch's words for a float, a bool first, None, a string, a float or
+    many-element tensor, an array (torch checks the first size's type, then unpacks the rest)."""
+    one = len(sizes) == 1
+    if one and not isinstance(sizes[0], (tuple, list)):
+        value = _index(sizes[0], bools=False)
+        if value is None:
+            raise TypeError(f"{name}(): argument '{arg}' (position {position}) must be tuple of ints, "
+                            f"not {type_name(sizes[0])}")
+        return (value,)
+    values = []
+    for k, x in enumerate(sizes[0] if one else sizes):
+        value = _index(x, bools=k > 0)
+        if value is None:
+            if k > 0:
+                raise TypeError(f"{name}(): argument '{arg}' failed to unpack the object at pos {k + 1} with "
+                                f"error \"type must be tuple of ints,but got {type_name(x)}\"")
+            if not one:
+                raise TypeError(f"{name}() takes 1 positional argument but {len(sizes)} were given")
+            raise TypeError(f"{name}(): argument '{arg}' (position {position}) must be tuple of ints, but found "
+                            f"element of type {type_name(x)} at pos 0")
+        values.append(value)
+    return tuple(values)

@@ -6,7 +6,6 @@ computes goes through the public op functions of :mod:`ember._ops`: the table at
 of this file binds each method and operator to the function it runs.
 """
 import sys
-import warnings
 
 import numpy as np
 
@@ -318,17 +317,6 @@ def _reflected(function):
     return reflected
 
 
-def _matrix_transpose(self):
-    if self.ndim == 0:  # torch returns a 0-d tensor itself, with this warning
-        warnings.warn("Tensor.mT is deprecated on 0-D tensors. This function is the identity in these cases.",
-                      UserWarning, stacklevel=2)
-        return self
-    if self.ndim < 2:
-        raise RuntimeError(f"tensor.mT is only supported on matrices or batches of matrices. Got "
-                           f"{self.ndim}-D tensor.")
-    return _shape.transpose(self, -2, -1)
-
-
 def _documented(function, doc):
     """``function`` (an adapter in the table below that reorders its function's arguments) with
     the docstring ``doc``."""
@@ -565,10 +553,7 @@ _OPERATORS = {  # (add, mul... past the argument parser's wrapper, _ops/parser.p
 }
 
 _PROPERTIES = {
-    "T": lambda self: _shape.permute(self, tuple(reversed(range(self.ndim)))),
     "H": _complex.conj_transpose,
-    "mT": _matrix_transpose,
-    "mH": lambda self: _complex.conj(_matrix_transpose(self)),
     "real": _complex.real, "imag": _complex.imag, "is_xpu": lambda self: False,
 }
 

@@ -14,8 +14,8 @@ import numpy as np
 from . import _backend, _dtype
 from ._dlpack import dlpack, dlpack_device
 from ._creation import empty_strided, new_empty, new_tensor, to as _to
-from ._ops import compare as _compare, pointwise_float as _float, special as _special
-from ._ops.args import with_out
+from ._ops import compare as _compare, complex as _complex, pointwise_float as _float, special as _special
+from ._ops.args import warn_once, with_out
 from ._ops.complex import abs_for_in_place
 from ._ops.core import named
 from ._ops.inplace import inplace
@@ -25,7 +25,7 @@ from ._ops.pointwise_binary import float_power
 from ._ops.positions import nonzero
 from ._ops.prelu import prelu
 from ._ops.restride import _become, as_strided, resize_
-from ._ops.shape import clone, transpose
+from ._ops.shape import clone, permute, transpose
 from ._ops.shrink import hardshrink
 from ._ops.sort import unique_consecutive
 from ._memory_format import contiguous_format as _CONTIGUOUS, memory_format as _memory_format
@@ -325,6 +325,30 @@ def output_nr(self):
     return self._output_nr
 
 
-PROPERTIES = {"output_nr": output_nr,
+def _reverse_dims(self):
+    """``x.T``: the dims reversed, with torch's deprecation warnings (once per process) for a
+    tensor that is not 1-d or 2-d."""
+    if self.ndim == 0:
+        warn_once("Tensor.T is deprecated on 0-D tensors. This function is the identity in these cases.")
+    elif self.ndim > 2:
+        warn_once("The use of `x.T` on tensors of dimension other than 2 to reverse their shape is deprecated "
+                  "and it will throw an error in a future release. Consider `x.mT` to transpose batches of "
+                  "matrices or `x.permute(*torch.arange(x.ndim - 1, -1, -1))` to reverse the dimensions of a tensor.")
+    return permute(self, tuple(reversed(range(self.ndim))))
+
+
+def _matrix_transpose(self):
+    """``x.mT``: the last two dims swapped; a 0-d tensor itself, with torch's warning once."""
+    if self.ndim == 0:  # torch returns a 0-d tensor itself, with this warning (once per process)
+        warn_once("Tensor.mT is deprecated on 0-D tensors. This function is the identity in these cases.")
+        return self
+    if self.ndim < 2:
+        raise RuntimeError(f"tensor.mT is only supported on matrices or batches of matrices. Got "
+                           f"{self.ndim}-D tensor.")
+    return transpose(self, -2, -1)
+
+
+PROPERTIES = {"output_nr": output_nr, "T": _reverse_dims, "mT": _matrix_transpose,
+              "mH": lambda self: _complex.conj(_matrix_transpose(self)),
               **{name: _false for name in ("is_nested", "is_mkldnn", "is_mps", "is_xla", "is_vulkan", "is_ipu",
                                            "is_maia", "is_mtia")}}

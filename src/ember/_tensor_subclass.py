@@ -16,6 +16,10 @@ function it wraps, so ``HANDLED_FUNCTIONS[torch.mean]`` tables work whenever the
 filled). Names bound elsewhere (``from ember import mean``) stay plain, as with torch.fx.
 A wrapped call whose arguments are all Tensors, numbers, strings or None pays one loop over
 them (``x + y`` on small tensors: about 0.25 of 3.7 us); unwrapped, nothing.
+
+``TorchFunctionMode`` objects (``ember.overrides``) sit on a per-thread stack here: entering one
+turns the wrappers on too, and while any thread has a mode, every wrapped call looks at its own
+thread's stack (:func:`_handle`: the innermost mode first, off the stack while it runs).
 """
 import functools
 import sys
@@ -26,10 +30,14 @@ from ._ops.core import named
 
 __all__ = ["TensorSubclassing", "Overridable", "enable", "enabled", "disable", "DisableTorchFunctionSubclass",
            "DisableTorchFunction", "disabled_torch_function_impl", "has_torch_function",
-           "handle_torch_function", "is_tensor_like", "get_default_nowrap_functions", "is_torch_function_enabled"]
+           "handle_torch_function", "is_tensor_like", "get_default_nowrap_functions", "is_torch_function_enabled",
+           "push_mode", "pop_mode", "mode_stack", "is_torch_function_mode_enabled", "tensor_attributes",
+           "wrap_namespace", "public_name", "NOT_WRAPPED", "PUBLIC_PATHS", "GENERATION",
+           "converts_results", "custom_torch_function",
+           "overloaded_args"]
 
 _NAMESPACES = ("ember", "ember.nn.functional", "ember.special", "ember.linalg", "ember.fft")
-_PUBLIC_PATHS = {"ember": "torch", "ember.nn.functional": "torch.nn.functional", "ember.special": "torch.special",
+PUBLIC_PATHS = {"ember": "torch", "ember.nn.functional": "torch.nn.functional", "ember.special": "torch.special",
                  "ember.linalg": "torch.linalg", "ember.fft": "torch.fft"}
 # The Tensor dunders torch hands to ``__torch_function__`` (besides every public method and property).
 # The binary operators: where every handler declines, they give NotImplemented, so that Python
@@ -51,25 +59,41 @@ _OPERATOR_METHODS = {"__add__": "add", "__radd__": "add", "__iadd__": "add_", "_
                      "__pos__": "positive", "__abs__": "abs", "__str__": "__repr__"}
 # (``grad``: the default returns it unconverted, and its non-leaf warning names the caller's line)
 _NOT_OVERRIDABLE = {"as_subclass", "grad"}
-# The seeding functions, which torch never hands over (``torch.manual_seed is torch.random.manual_seed``)
-_NOT_WRAPPED = {"manual_seed", "seed", "initial_seed", "get_rng_state", "set_rng_state"}
+# The functions torch hands to no ``__torch_function__`` nor mode: seeding (``torch.manual_seed is
+# torch.random.manual_seed``), the global settings and the checks of a Python object's type.
+NOT_WRAPPED = {"manual_seed", "seed", "initial_seed", "get_rng_state", "set_rng_state", "is_tensor", "is_storage",
+               "typename", "compile", "load", "save", "vmap", "cond", "set_printoptions", "get_default_dtype",
+               "set_default_dtype", "get_default_device", "set_default_device", "set_default_tensor_type",
+               "is_grad_enabled", "is_inference_mode_enabled", "is_anomaly_enabled", "is_anomaly_check_nan_enabled",
+               "set_anomaly_enabled", "use_deterministic_algorithms", "are_deterministic_algorithms_enabled",
+               "is_deterministic_algorithms_warn_only_enabled", "get_deterministic_debug_mode",
+               "set_deterministic_debug_mode", "get_num_threads", "set_num_threads", "get_num_interop_threads",
+               "set_num_interop_threads", "get_float32_matmul_precision", "set_float32_matmul_precision",
+               "set_warn_always", "is_warn_always_enabled", "is_autocast_enabled", "get_autocast_dtype"}
 _ATOMS = (int, float, bool, str, type(None))
 _PLAIN = set(_ATOMS)  # and Tensor: the argument types a wrapper looks no further into
 
 
 class _State(threading.local):
-    """This thread's depth of ``DisableTorchFunction[Subclass]`` regions (torch's state is per thread)."""
+    """This thread's depth of ``DisableTorchFunction[Subclass]`` regions (``all_disabled``: of
+    ``DisableTorchFunction`` ones, which turn the modes off too) and its stack of
+    ``TorchFunctionMode`` objects, innermost last (torch's state is per thread)."""
 
     def __init__(self):
         self.disabled = 0
+        self.all_disabled = 0
+        self.modes = []
 
 
 _STATE = _State()
+# One entry per mode on any thread's stack: while empty, a wrapper looks at no thread's stack.
+_ANY_MODE = []
 _ON = []  # non-empty once the wrappers are bound
 _TENSOR = []  # the Tensor class: the first class made from TensorSubclassing
 _WRAPPERS = {}  # function -> its Overridable
 _REBOUND = []  # (owner, name, what it held before: _MISSING where it inherited it), for disable()
 _MISSING = object()
+GENERATION = [0]  # counts the rebindings (enable, disable, a namespace wrapped): listings made before are stale
 
 
 def disabled_torch_function_impl(func, types, args=(), kwargs=None):
@@ -94,8 +118,47 @@ class DisableTorchFunctionSubclass:
 
 
 class DisableTorchFunction(DisableTorchFunctionSubclass):
-    """``torch._C.DisableTorchFunction``: as :class:`DisableTorchFunctionSubclass` (torch also
-    turns its torch-function modes off, which ember does not have)."""
+    """``torch._C.DisableTorchFunction``: as :class:`DisableTorchFunctionSubclass`, and the
+    ``TorchFunctionMode`` objects on this thread's stack are not called either."""
+
+    def __enter__(self):
+        _STATE.all_disabled += 1
+        return super().__enter__()
+
+    def __exit__(self, *exc):
+        _STATE.all_disabled -= 1
+        super().__exit__(*exc)
+
+
+def push_mode(mode):
+    """``torch._C._push_on_torch_function_stack``: ``mode`` becomes this thread's innermost
+    ``TorchFunctionMode`` (the public functions are wrapped from then on: :func:`enable`)."""
+    enable()
+    _STATE.modes.append(mode)
+    _ANY_MODE.append(None)
+
+
+def pop_mode():
+    """``torch._C._pop_torch_function_stack``: removes and returns this thread's innermost mode.
+
+    Raises:
+        RuntimeError: the stack is empty (torch's words).
+    """
+    if not _STATE.modes:
+        raise RuntimeError("trying to pop from empty mode stack")
+    _ANY_MODE.pop()
+    return _STATE.modes.pop()
+
+
+def mode_stack():
+    """This thread's ``TorchFunctionMode`` stack, outermost first (the list itself)."""
+    return _STATE.modes
+
+
+def is_torch_function_mode_enabled():
+    """``torch._C._is_torch_function_mode_enabled()``: a mode is on this thread's stack, outside
+    a ``DisableTorchFunction`` block."""
+    return bool(_STATE.modes) and not _STATE.all_disabled
 
 
 def is_torch_function_enabled():
@@ -117,10 +180,10 @@ def _overrides(t):
     return True
 
 
-def _overloaded_args(values):
-    """The arguments among ``values`` (and one level into lists and tuples) whose type overrides
-    ``__torch_function__``, one per type, a subclass before its base, otherwise left to right
-    (torch's ``_get_overloaded_args``)."""
+def overloaded_args(values):
+    """``torch.overrides._get_overloaded_args``: the arguments among ``values`` (and one level
+    into lists and tuples) whose type overrides ``__torch_function__``, one per type, a subclass
+    before its base, otherwise left to right."""
     found = []
     for v in values:
         for w in (v if type(v) in (list, tuple) else (v,)):
@@ -134,8 +197,27 @@ def _overloaded_args(values):
 
 def has_torch_function(relevant_args):
     """``torch.overrides.has_torch_function``: whether any of ``relevant_args`` (an iterable) has a
-    type overriding ``__torch_function__`` (plain Tensors and Parameters do not), while enabled."""
-    return not _STATE.disabled and bool(_overloaded_args(tuple(relevant_args)))
+    type overriding ``__torch_function__`` (plain Tensors and Parameters do not), while enabled;
+    while a mode is on, whether there is any argument (the mode sees the call)."""
+    relevant_args = tuple(relevant_args)
+    if is_torch_function_mode_enabled():
+        return bool(relevant_args)
+    return not _STATE.disabled and bool(overloaded_args(relevant_args))
+
+
+def converts_results(cls):
+    """Whether ``cls`` keeps the default ``Tensor.__torch_function__`` (each function run as on
+    plain Tensors, its tensor results made ``cls`` instances): a compiled function's graph holds
+    such a subclass's ops, and its results are converted as eager's (see ``ember.compile``)."""
+    return getattr(cls.__torch_function__, "__func__", None) is TensorSubclassing.__torch_function__.__func__
+
+
+def custom_torch_function(relevant_args):
+    """Whether a call with ``relevant_args`` would be handed to a ``__torch_function__`` other than
+    the default (:func:`converts_results`): a mode's, a subclass's own or a tensor-like type's."""
+    if is_torch_function_mode_enabled():
+        return True
+    return not _STATE.disabled and any(not converts_results(type(a)) for a in overloaded_args(tuple(relevant_args)))
 
 
 def is_tensor_like(inp):
@@ -150,9 +232,11 @@ def get_default_nowrap_functions():
     return {tensor.grad.__get__, tensor._grad.__get__, tensor._base.__get__}
 
 
-def _public_name(function):
+def public_name(function):
+    """The name torch gives ``function`` in its errors: ``torch.add``, ``torch.nn.functional.relu``,
+    ``torch.Tensor.add`` (else its module's and its own)."""
     module = getattr(function, "__module__", "") or ""
-    for space, path in _PUBLIC_PATHS.items():
+    for space, path in PUBLIC_PATHS.items():
         if getattr(sys.modules.get(space), function.__name__, None) == function:
             return f"{path}.{function.__name__}"
     if getattr(_TENSOR[0], function.__name__, None) == function:
@@ -161,35 +245,45 @@ def _public_name(function):
 
 
 def handle_torch_function(public_api, relevant_args, *args, **kwargs):
-    """``torch.overrides.handle_torch_function``: calls the ``__torch_function__`` of each
-    overriding argument among ``relevant_args`` (subclasses first) with ``(public_api, types,
-    args, kwargs)`` and returns the first result that is not ``NotImplemented``.
+    """``torch.overrides.handle_torch_function``: calls the innermost ``TorchFunctionMode`` (taken
+    off this thread's stack while it runs, so that the functions it calls go to the next one),
+    then the ``__torch_function__`` of each overriding argument among ``relevant_args``
+    (subclasses first), each with ``(public_api, types, args, kwargs)``, and returns the first
+    result that is not ``NotImplemented``.
 
     Raises:
         TypeError: every handler returned ``NotImplemented`` (torch's words).
     """
-    overloaded = _overloaded_args(tuple(relevant_args))
-    result = _first_handled(public_api, overloaded, args, kwargs)
-    if result is not NotImplemented:
-        return result
-    kinds = tuple(type(a) for a in overloaded)
-    name = _public_name(public_api)
-    if name.startswith("torch.nn.functional."):
-        raise TypeError(f"no implementation found for '{name}' on types that implement "
-                        f"__torch_function__: {list(kinds)}")
-    listed = "".join(f"  - tensor subclass {t}\n" for t in kinds)
-    raise TypeError(f"Multiple dispatch failed for '{name}'; all __torch_function__ handlers returned "
-                    f"NotImplemented:\n\n{listed}\nFor more information, try re-running with "
-                    "TORCH_LOGS=not_implemented")
+    return _handle(public_api, overloaded_args(tuple(relevant_args)), args, kwargs)
 
 
-def _first_handled(public_api, overloaded, args, kwargs):
+def _handle(public_api, overloaded, args, kwargs, binary=False):
     kinds = tuple(type(a) for a in overloaded)
+    mode = None
+    if is_torch_function_mode_enabled():
+        mode = pop_mode()
+        try:
+            result = mode.__torch_function__(public_api, kinds, args, kwargs)
+        finally:
+            _STATE.modes.append(mode)
+            _ANY_MODE.append(None)
+        if result is not NotImplemented:
+            return result
     for arg in overloaded:
         result = type(arg).__torch_function__(public_api, kinds, args, kwargs)
         if result is not NotImplemented:
             return result
-    return NotImplemented
+    if binary:  # (NotImplemented where every handler declines: Python's operator protocol)
+        return NotImplemented
+    name = public_name(public_api)
+    if name.startswith("torch.nn.functional."):
+        raise TypeError(f"no implementation found for '{name}' on types that implement "
+                        f"__torch_function__: {list(kinds)}" + ("" if mode is None else f" nor in mode {mode}"))
+    listed = ("" if mode is None else f"  - mode object {mode}\n") + \
+        "".join(f"  - tensor subclass {t}\n" for t in kinds)
+    raise TypeError(f"Multiple dispatch failed for '{name}'; all __torch_function__ handlers returned "
+                    f"NotImplemented:\n\n{listed}\nFor more information, try re-running with "
+                    "TORCH_LOGS=not_implemented")
 
 
 class Overridable:
@@ -203,6 +297,8 @@ class Overridable:
         functools.update_wrapper(self, function)
 
     def __call__(self, *args, **kwargs):
+        if _ANY_MODE:
+            return _dispatch(self, self.__wrapped__, args, kwargs)
         for a in args:
             if type(a) not in _PLAIN:
                 return _dispatch(self, self.__wrapped__, args, kwargs)
@@ -238,6 +334,8 @@ def _method(function, name):
     binary = name in _BINARY
 
     def call(*args, **kwargs):
+        if _ANY_MODE:
+            return _dispatch(call.public, function, args, kwargs, binary)
         for a in args:
             if type(a) not in _PLAIN:
                 return _dispatch(call.public, function, args, kwargs, binary)
@@ -255,21 +353,24 @@ def _method(function, name):
 
 def _dispatch(public, function, args, kwargs, binary=False):
     values = args + tuple(kwargs.values()) if kwargs else args
-    if not _STATE.disabled:
-        overloaded = _overloaded_args(values)
+    state = _STATE
+    if state.modes and not state.all_disabled:  # (the mode sees every call; subclasses only while enabled)
+        return _handle(public, () if state.disabled else overloaded_args(values), args, kwargs, binary)
+    if not state.disabled:
+        overloaded = overloaded_args(values)
         if overloaded:
-            if binary:  # (NotImplemented where every handler declines: Python's operator protocol)
-                return _first_handled(public, overloaded, args, kwargs)
-            return handle_torch_function(public, values, *args, **kwargs)
+            return _handle(public, overloaded, args, kwargs, binary)
     return function(*args, **kwargs)
 
 
 def _overridable_getter(prop):
     """``prop`` with a getter that hands an overriding tensor to ``__torch_function__`` (``func``:
     the new property's ``__get__``, as torch's ``Tensor.shape.__get__``)."""
+    tensor = _TENSOR[0]
+
     def get(self):
-        if type(self) is not _TENSOR[0] and not _STATE.disabled and _overrides(type(self)):
-            return handle_torch_function(wrapped.__get__, (self,), self)
+        if type(self) is not tensor or _ANY_MODE:
+            return _dispatch(wrapped.__get__, prop.fget, (self,), {})
         return prop.fget(self)
     wrapped = property(get, prop.fset, prop.fdel, prop.__doc__)
     return wrapped
@@ -284,19 +385,25 @@ def enable():
     for name in _NAMESPACES:
         if name in sys.modules:
             wrap_namespace(sys.modules[name])
-    tensor, seen = _TENSOR[0], set()
-    for klass in tensor.__mro__[:-1]:
+    tensor = _TENSOR[0]
+    for name, value in tensor_attributes():
+        _rebind(tensor, name, _overridable_getter(value) if isinstance(value, property) else _method(value, name))
+    for operator, method in _OPERATOR_METHODS.items():
+        if hasattr(vars(tensor).get(operator), "public") and hasattr(vars(tensor).get(method), "public"):
+            vars(tensor)[operator].public = vars(tensor)[method]
+
+
+def tensor_attributes():
+    """``(name, value)`` of each Tensor method, operator and property (with a getter) handed to
+    ``__torch_function__`` (its own or a base's, as Tensor's attribute lookup finds them)."""
+    seen = set()
+    for klass in _TENSOR[0].__mro__[:-1]:
         for name, value in list(vars(klass).items()):
             if name in seen or name in _NOT_OVERRIDABLE or (name.startswith("_") and name not in _DUNDERS):
                 continue
             seen.add(name)
-            if isinstance(value, property) and value.fget is not None:
-                _rebind(tensor, name, _overridable_getter(value))
-            elif isinstance(value, types.FunctionType):
-                _rebind(tensor, name, _method(value, name))
-    for operator, method in _OPERATOR_METHODS.items():
-        if hasattr(vars(tensor).get(operator), "public") and hasattr(vars(tensor).get(method), "public"):
-            vars(tensor)[operator].public = vars(tensor)[method]
+            if isinstance(value, property) and value.fget is not None or isinstance(value, types.FunctionType):
+                yield name, value
 
 
 def wrap_namespace(module):
@@ -306,13 +413,14 @@ def wrap_namespace(module):
         return
     for name, value in list(vars(module).items()):
         if (not name.startswith("_") or name == "_assert") and isinstance(value, types.FunctionType) \
-                and name not in _NOT_WRAPPED:
+                and name not in NOT_WRAPPED:
             if value not in _WRAPPERS:  # one wrapper per function: its names in all namespaces stay one object
                 _WRAPPERS[value] = Overridable(value)
             _rebind(module, name, _WRAPPERS[value])
 
 
 def _rebind(owner, name, value):
+    GENERATION[0] += 1
     _REBOUND.append((owner, name, vars(owner).get(name, _MISSING)))
     setattr(owner, name, value)
 
@@ -322,6 +430,7 @@ def disable():
     that plain calls pay nothing again; subclasses made before then are no longer handed to
     ``__torch_function__`` until the next :func:`enable`. ember's test suite does this after each
     test, so that one test's subclass leaves no wrappers to the tests after it."""
+    GENERATION[0] += 1
     while _REBOUND:
         owner, name, value = _REBOUND.pop()
         if value is _MISSING:

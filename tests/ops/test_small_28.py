@@ -184,3 +184,22 @@ def test_with_out_warns_as_torchs_resize_output():
             "not be resized unless they have zero elements. You can explicitly reuse an out tensor t by resizing "
             "it, inplace, to zero elements with t.resize_(0)."]
         assert _outcome(lambda: lib.add(lib.ones(3), 1, out=lib.zeros(0)))[1] == []
+
+
+@pytest.mark.parametrize("name", ["var", "std", "var_mean", "std_mean"])
+def test_variance_keepdim_that_is_no_bool_is_refused(name):
+    # torch's parser refuses it (its words show dim as positional, ember's as a keyword)
+    for lib in (torch, ember):
+        x = lib.ones(2, 3)
+        for keepdim in (3, "s", np.bool_(True)):
+            with pytest.raises(TypeError, match=rf"^{name}\(\) received an invalid combination of arguments - got "
+                                                r"\(.*keepdim=(int|str|numpy.bool)\)"):
+                getattr(lib, name)(x, 0, keepdim=keepdim)
+        result = getattr(lib, name)(x, 0, keepdim=True)
+        assert (result[-1] if isinstance(result, tuple) else result).shape == (1, 3)
+
+
+def test_numpy_bool_is_no_bool_for_the_parser():
+    for lib in (torch, ember):
+        with pytest.raises(TypeError, match=r"^sum\(\): argument 'keepdim' must be bool, not numpy.bool$"):
+            lib.sum(lib.ones(2, 3), 0, keepdim=np.bool_(True))

@@ -15,6 +15,7 @@ import warnings
 
 from .. import _dtype
 from .._creation import tensor
+from .._size import sizes_arg, type_name
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.grad_mode import STATE
 from .core import write_into
@@ -63,7 +64,12 @@ def invalid_combination(name, args, signatures, **kwargs):
 
 
 def _type_word(x):
-    return "Tensor" if isinstance(x, Tensor) else "torch.dtype" if isinstance(x, _dtype.dtype) else type(x).__name__
+    """A type as torch's messages name it: the C type's name, dotted for NumPy's (``numpy.bool``)."""
+    if isinstance(x, Tensor):
+        return "Tensor"
+    if isinstance(x, _dtype.dtype):
+        return "torch.dtype"
+    return type_name(x)
 
 
 class _AllDims:
@@ -113,15 +119,14 @@ def dtype_arg(input, dtype):
     return input if dtype is None else input.to(dtype)
 
 
-def shape_arg(shape, required=None):
-    """``f(2, 3)`` and ``f((2, 3))`` alike: the sizes as a tuple of ints. ``required`` names
+def shape_arg(shape, required=None, names=("view", "size")):
+    """``f(2, 3)`` and ``f((2, 3))`` alike: the sizes as a tuple of ints, TypeError as torch's
+    parser words it for what is no int (:func:`ember._size.sizes_arg`). ``required`` names
     the call and the argument, ``("permute", "dims")``, where giving none is PyTorch's TypeError
-    (``x.permute()``; ``x.permute(())`` is an empty shape)."""
+    (``x.permute()``; ``x.permute(())`` is an empty shape); ``names`` where none is required."""
     if required and not shape:
         raise TypeError(f'{required[0]}() missing 1 required positional arguments: "{required[1]}"')
-    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
-        shape = tuple(shape[0])
-    return tuple(map(int, shape))
+    return sizes_arg(shape, *(required or names)) if shape else ()
 
 
 def product(sizes):

@@ -35,7 +35,7 @@ def repeat(input, *sizes):
 def tile(input, dims):
     """``repeat`` with ``dims`` (an int or a sequence) padded with leading 1s
     (https://pytorch.org/docs/stable/generated/torch.tile.html)."""
-    dims = shape_arg((dims,) if isinstance(dims, int) else tuple(dims))
+    dims = shape_arg((dims,), names=("tile", "dims"))
     if len(dims) < input.ndim:
         dims = (1,) * (input.ndim - len(dims)) + dims
     return repeat(input, dims)
@@ -327,7 +327,7 @@ dsplit = _split_by_dim("dsplit", 2, 3)
 def flip(input, dims):
     """A copy reversed along ``dims`` (a 0-dim tensor: a copy, for dims 0 and -1)
     (https://pytorch.org/docs/stable/generated/torch.flip.html). RuntimeError for a repeated dim."""
-    dims = dims_arg(list(shape_arg(dims if isinstance(dims, (tuple, list)) else (dims,))), input.ndim)
+    dims = dims_arg(list(shape_arg((dims,), names=("flip", "dims"))), input.ndim)
     return apply(Flip, input, dims=dims or ())
 
 

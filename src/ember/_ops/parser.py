@@ -196,7 +196,7 @@ class _Signature:
                     position = len(args)
                     continue
                 where = "" if keyword else f" (position {position + 1})"
-                return f"{name}(): argument '{param.name}'{where} must be {param.type}, not {type(value).__name__}"
+                return f"{name}(): argument '{param.name}'{where} must be {param.type}, not {_type_word(value)}"
             position += not keyword
         names = {p.name for p in self.params}
         for key in kwargs:
@@ -217,7 +217,7 @@ class _Signature:
                 for at, item in enumerate(value):
                     if not check(item):
                         return message.format(name=name, param=param.name, index=index, at=at, pos=at + 1,
-                                              type=type(item).__name__)
+                                              type=_type_word(item))
         return None
 
     def _varargs(self, args):
@@ -301,7 +301,7 @@ def parsed(function, name=None):
                     kwargs = {_NUMPY_NAMES.get(k, k): v for k, v in kwargs.items()}
                 keepdim = kwargs.get("keepdim", False)
                 if ("keepdim" in kwargs and "dim" not in kwargs and len(args) <= bound + 1) or (bound and "out" in kwargs) \
-                        or not isinstance(keepdim, (bool, np.bool_)):
+                        or not isinstance(keepdim, bool):
                     message = refusal(name, signatures, args[bound:], given)
                     if message is not None:
                         raise TypeError(message)
@@ -383,7 +383,7 @@ _CHECKS = {
     "Number": lambda v: (isinstance(v, (numbers.Number, np.bool_)) or (isinstance(v, Tensor) and v.ndim == 0)),
     "int": _int,
     "float": lambda v: isinstance(v, numbers.Real) or (isinstance(v, Tensor) and v.ndim == 0),
-    "bool": lambda v: isinstance(v, (bool, np.bool_)),
+    "bool": lambda v: isinstance(v, bool),
     "tuple of ints": lambda v: _int(v) or (isinstance(v, (tuple, list)) and (not v or _int(v[0]))),
     "tuple of Tensors": lambda v: isinstance(v, (tuple, list)),
     "torch.dtype": lambda v: isinstance(v, _dtype.dtype) or any(v is t for t in (float, int, bool, complex)),

@@ -406,7 +406,7 @@ def broadcast_tensors(*tensors):
 
 def sum_to_size(input, *size):
     """Sums ``input`` down to ``size`` (the inverse of broadcasting to ``input``'s shape)."""
-    size = shape_arg(size)
+    size = shape_arg(size, names=("sum_to_size", "size"))
     shape = tuple(input.shape)
     if size == shape:
         return input

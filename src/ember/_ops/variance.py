@@ -37,8 +37,9 @@ def _signature(name, dim, unbiased, keepdim, correction):
             raise TypeError(invalid_combination(name, (dim,), _SIGNATURES,
                                                 **{k: v for k, v in given.items() if v is not None}))
         return None, dim, False
-    if unbiased is not None and (not isinstance(unbiased, builtins.bool) or correction is not None
-                                 or (dim is ALL_DIMS and keepdim is not None)):
+    if (unbiased is not None and (not isinstance(unbiased, builtins.bool) or correction is not None
+                                  or (dim is ALL_DIMS and keepdim is not None))) \
+            or not isinstance(keepdim, (type(None), builtins.bool)):
         given = {"dim": dim, "unbiased": unbiased, "keepdim": keepdim, "correction": correction}
         raise TypeError(invalid_combination(name, (), _SIGNATURES, **{k: v for k, v in given.items()
                                                                      if v is not None and v is not ALL_DIMS}))

@@ -207,6 +207,9 @@ class OpNode(Node):
         # torch's ``grad_fn._saved_self`` & co.: a saved value, read (and unpacked) as a backward reads it
         if name == "_saved_result" and self._out is not None and self.num_outputs == 1:
             return self.output
+        attribute = _SAVED_ATTRIBUTES.get(type(self).__name__, {}).get(name)
+        if attribute is not None:
+            return attribute(self)
         i = _SAVED_ARGUMENTS.get(name)
         if i is None or self._saved is None or i >= len(self._saved) or self._saved[i][0] is None:
             raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
@@ -278,6 +281,21 @@ class OpNode(Node):
 
 # The names torch's nodes give their saved arguments (``_saved_<name>``), by input position.
 _SAVED_ARGUMENTS = {"_saved_self": 0, "_saved_other": 1, "_saved_exponent": 1}
+
+
+def _input_sizes(node):
+    return tuple(node.shapes[0])
+
+
+# The other arguments torch's nodes save, by node name: ``grad_fn._saved_dim`` of a split.
+_SAVED_ATTRIBUTES = {
+    "SplitBackward0": {"_saved_dim": lambda n: n.attrs["dim"], "_saved_split_size": lambda n: n.attrs["sizes"][0],
+                       "_saved_self_sym_sizes": _input_sizes},
+    "SplitWithSizesBackward0": {"_saved_dim": lambda n: n.attrs["dim"],
+                                "_saved_split_sizes": lambda n: tuple(n.attrs["sizes"]),
+                                "_saved_self_sym_sizes": _input_sizes},
+    "UnbindBackward0": {"_saved_dim": lambda n: n.attrs["dim"]},
+}
 
 
 class AccumulateGrad(Node):

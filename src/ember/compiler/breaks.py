@@ -8,7 +8,7 @@ Tensor"), so the statement reading it runs eagerly.
 """
 from .._backend.sparse import SparseCOO
 from .._tensor import Tensor
-from .._tensor_subclass import enabled as _overrides_on, has_torch_function
+from .._tensor_subclass import custom_torch_function, enabled as _overrides_on
 
 __all__ = ["VALUE_METHODS", "SPARSE", "GRAPH_BREAK", "sparse_argument"]
 
@@ -43,8 +43,9 @@ def sparse_argument(args, kwargs):
 
 
 def eager_argument(args, kwargs):
-    """Whether the call runs eagerly: a sparse tensor argument (:func:`sparse_argument`), or an
-    argument whose type overrides ``__torch_function__`` (a Tensor subclass: the graphs are
-    captured and guarded for plain Tensors, so such a call runs as eager, its results the
-    subclass's; torch's dynamo traces through the override, to the same results)."""
-    return sparse_argument(args, kwargs) or _overrides_on() and has_torch_function((*args, *kwargs.values()))
+    """Whether the call runs eagerly: a sparse tensor argument (:func:`sparse_argument`), an
+    argument whose type has its own ``__torch_function__`` (a logging subclass, a tensor-like
+    type: torch's dynamo traces it again at every call) or a ``TorchFunctionMode`` on. A subclass
+    with the default ``__torch_function__`` is captured: its class is guarded and the graph's
+    results are converted as eager's (:mod:`.structure`)."""
+    return sparse_argument(args, kwargs) or _overrides_on() and custom_torch_function((*args, *kwargs.values()))

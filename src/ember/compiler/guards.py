@@ -400,7 +400,9 @@ def snapshot(world, args, kwargs):
     params = world.params
     facts = [("grad_mode", STATE.enabled), ("default dtype", get_default_dtype()),
              ("autocast dtype (none: autocast off)", _autocast.AUTOCAST.dtype)]
-    facts += [(_input_name(i), (t._data.shape, t.dtype, t.requires_grad)) for i, t in enumerate(world.inputs)]
+    # (a Tensor subclass's class too: its graph returns its class's tensors, a plain one's plain ones)
+    facts += [(_input_name(i), (t._data.shape, t.dtype, t.requires_grad) if type(t) is Tensor else
+               (t._data.shape, t.dtype, t.requires_grad, type(t))) for i, t in enumerate(world.inputs)]
     declared = {id(h[1]) for h in world.held}  # objects whose tensors are inputs: by type and contents
     for i, value in enumerate((*args, *kwargs.values())):
         if not isinstance(value, (Tensor, list, tuple, dict)):
@@ -559,7 +561,7 @@ def _bind_shape(want, got, sizes, derived):
             return sizes.setdefault(want.args[0], got) == got
         derived.append((want, got))
         return True
-    if not isinstance(want, tuple) or len(want) != 3 or not isinstance(got, tuple) or want[1:] != got[1:]:
+    if not isinstance(want, tuple) or len(want) < 3 or not isinstance(got, tuple) or want[1:] != got[1:]:
         return False
     pattern, shape = want[0], got[0]
     if not isinstance(pattern, tuple) or len(pattern) != len(shape):

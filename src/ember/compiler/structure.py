@@ -10,6 +10,7 @@ import numpy as np
 
 from .._ops import core as _core
 from .._tensor import Tensor
+from .._tensor_subclass import converts_results
 from .symbolic import Expr, evaluate
 
 __all__ = ["flatten", "holds_arrays", "skeleton", "unflatten", "is_slot", "LoopInt", "frames_below", "user_frame", "EMBER_DIR"]
@@ -39,6 +40,23 @@ class _Slot:
 
 
 _SLOT = _Slot()
+
+
+class _SubclassSlot(_Slot):
+    """Where a returned tensor of a Tensor subclass goes: the replay's tensor, made one of
+    ``cls`` (``as_subclass``, as the default ``__torch_function__`` converts eager's results)."""
+
+    def __init__(self, cls):
+        self.cls = cls
+
+    def __eq__(self, other):
+        return type(other) is _SubclassSlot and other.cls is self.cls
+
+    def __hash__(self):
+        return hash(self.cls)
+
+    def __repr__(self):
+        return self.cls.__name__
 
 
 class _IntSlot:
@@ -110,7 +128,7 @@ def skeleton(value):
     """``value`` with each tensor replaced by a slot: the shape of a return value, holding no
     tensor (so an entry keeps no activations of the call it was recorded from alive)."""
     if isinstance(value, Tensor):
-        return _SLOT
+        return _SLOT if type(value) is Tensor or not converts_results(type(value)) else _SubclassSlot(type(value))
     if isinstance(value, LoopInt):
         return _INT_SLOT
     if isinstance(value, (tuple, list)):
@@ -123,7 +141,7 @@ def skeleton(value):
 
 def is_slot(value):
     """Whether ``value`` is a :func:`skeleton`'s slot (of a tensor or a loop's int)."""
-    return value is _SLOT or value is _INT_SLOT
+    return value is _SLOT or value is _INT_SLOT or type(value) is _SubclassSlot
 
 
 def unflatten(value, tensors, sizes=None):
@@ -131,6 +149,9 @@ def unflatten(value, tensors, sizes=None):
     each expression of a dynamic graph's returned int its value at ``sizes`` ({symbol: int})."""
     if value is _SLOT:
         return next(tensors)
+    if type(value) is _SubclassSlot:
+        tensor = next(tensors)
+        return tensor if type(tensor) is value.cls else tensor.as_subclass(value.cls)
     if value is _INT_SLOT:
         return int(next(tensors)._data)
     if isinstance(value, (tuple, list)):
