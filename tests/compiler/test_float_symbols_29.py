@@ -153,3 +153,20 @@ def test_float_beside_dynamic_sizes():
                            for n, v in ((3, .5), (5, .5), (7, 2.5), (9, 1.5), (11, .7), (13, -1.0), (4, 2.0))]
     got, want = ([(a.tolist(), b.tolist(), n) for (a, b), n in results[m]] for m in (ember, torch))
     assert repr(got) == repr(want) and [n for *_, n in got] == [1, 2, 3, 3, 3, 3, 3]
+
+
+def _constants(x, v):
+    t, x = ember_or_torch(x), x[:2]
+    return t.cat([x + t.full((2,), v, dtype=t.int64), x + t.full_like(x, v, dtype=t.bfloat16), x + t.tensor([v, 1], dtype=t.int64),
+                  t.arange(0.0, v + 2, 0.25).sum().reshape(1), x + t.as_tensor(v * 3, dtype=t.int32)])
+
+
+def test_floats_read_into_constants_keep_their_values():
+    """A float a factory reads into a constant whose values differ from it (truncated to an int,
+    rounded to bfloat16, an ``arange``'s bound) is a use: the first value's result came back for
+    every value (wrong results, main's)."""
+    calls = [(v,) for v in (0.1, 2.7, 3.9, -1.5, 7.3)]
+    want_counts, want = graph_counts(_constants, torch, calls)
+    got_counts, got = graph_counts(_constants, ember, calls)
+    assert repr(got) == repr(want)
+    assert got_counts == [1, 2, 3, 4, 5]

@@ -341,18 +341,24 @@ def fill_node(tracer, array, frame):
     """Records ``array``, just made by ``full``, ``new_full`` or ``full_like`` (``frame``: the
     frame wrapping it, ``_finish``'s) of a float32 or float64 dtype with a traced float as the
     fill value, as ``clone(expand(float.to(dtype), shape))``: the graph takes the fill value as
-    an input, as torch's symbolic fill. Other dtypes keep the value (a use): a float16 fill is
-    checked against its range (65504) that the float's guard does not tell apart, an int one
-    truncates it."""
-    for _ in range(3):
-        if frame is None or frame.f_code.co_name in _FILLS and frame.f_code.co_filename == _creation.__file__:
-            break
+    an input, as torch's symbolic fill. A traced float otherwise in the locals of the factory's
+    frames is a use (its value kept): NumPy read it into a constant that :func:`note_unseen` need
+    not find equal to it (``tensor([lr], dtype=int64)``, ``arange(0.0, lr)``, a bfloat16 fill;
+    a float16 fill is checked against its range, 65504, which the float's guard does not tell apart)."""
+    frames, found = [], []
+    while frame is not None and frame.f_code.co_filename == _creation.__file__:
+        frames.append(frame)
+        found += [f for f in instances_in(list(frame.f_locals.values()), _TRACED) if f.uses[0].active]
         frame = frame.f_back
-    else:
+    if not found:
         return
-    value = None if frame is None else frame.f_locals.get("fill_value")
-    if type(value) is not TracedFloat or not value.uses[0].active or frame.f_locals.get("requires_grad") \
+    filling = next((f for f in frames if f.f_code.co_name in _FILLS), None)
+    value = filling and filling.f_locals.get("fill_value")
+    if type(value) is not TracedFloat or any(f is not value for f in found) or filling.f_locals.get("requires_grad") \
             or type(array) is not np.ndarray or array.dtype not in (np.float32, np.float64):
+        for f in found:
+            for seen in f.uses:
+                seen.append(("read by a factory into a constant", "(in the recording)"))
         return
     dtype = float32 if array.dtype == np.float32 else float64
     node = _node(tracer, value)
