@@ -170,3 +170,21 @@ def test_floats_read_into_constants_keep_their_values():
     got_counts, got = graph_counts(_constants, ember, calls)
     assert repr(got) == repr(want)
     assert got_counts == [1, 2, 3, 4, 5]
+
+
+def _computed_by_ember(x, v):
+    t = ember_or_torch(x)
+    return t.cat([t.nn.functional.rrelu(x - 3, v / 10, v / 5), t.logspace(0, v, 3),
+                  t.nn.functional.interpolate(x.reshape(1, 1, 6), scale_factor=v / 2 + 1).reshape(-1)])
+
+
+def test_floats_ember_computes_with_keep_their_values():
+    """A float that ember's own code computes with or converts (``rrelu``'s mean slope
+    ``(lower + upper) / 2``, ``logspace``'s ``float(end)``, ``interpolate``'s
+    ``float(scale_factor)``) is a use: its plain result was kept in the graph, the first traced
+    value's result came back for every value (wrong results, main's)."""
+    calls = [(v,) for v in (0.1, 2.7, 3.9, 0.5, 1.3)]
+    want_counts, want = graph_counts(_computed_by_ember, torch, calls)
+    got_counts, got = graph_counts(_computed_by_ember, ember, calls)
+    assert torch.allclose(torch.tensor([x for r in got for x in r]), torch.tensor([x for r in want for x in r]), rtol=1e-6)
+    assert [len(r) for r in got] == [len(r) for r in want] and got_counts == [1, 2, 3, 4, 5]

@@ -268,9 +268,18 @@ for _name in dir(int):
 _STEERING = {"__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__bool__"}
 
 
+# float arithmetic and conversions in ember's own code (not NumPy's: ``np.full`` reads ``__float__``):
+# the result is a plain number the graph would keep (``rrelu``'s ``(lower + upper) / 2``,
+# ``interpolate``'s ``float(scale_factor)``, ``logspace``'s ``float(start)``), so a use
+_COMPUTING = {"__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__truediv__", "__rtruediv__",
+              "__floordiv__", "__rfloordiv__", "__mod__", "__rmod__", "__divmod__", "__rdivmod__", "__pow__",
+              "__rpow__", "__neg__", "__round__", "__trunc__", "__floor__", "__ceil__", "__int__", "__float__"}
+
+
 def _float_noting(name, method):
     def use(self, *args):
-        if self.uses[0].active and name in _STEERING and not _from_user():
+        if self.uses[0].active and not _from_user() and (name in _STEERING or name in _COMPUTING and sys._getframe(
+                1).f_code.co_filename.startswith(_EMBER)):
             for seen in self.uses:
                 seen.append((name, f"{user_frame()} (in ember's {sys._getframe(1).f_code.co_name})"))
         elif self.uses[0].active and _from_user():
