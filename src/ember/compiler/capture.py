@@ -52,7 +52,7 @@ from .group_replay import GROUPS, group_writes, hyperparameter_inputs, replay_wr
 from .patches import breaking_print
 from .side_effects import REQUIRES_GRAD, aliased_results, breaking_io, checked_reads, python_state, unreplayable
 from .traced_floats import float_nodes
-from .traced_ints import TRACING, plain, traced_operands
+from .traced_ints import TRACING, numbers_passed, plain, traced_operands
 from .sources import (history_nodes, input_names, known_arrays, placeholder_tensors, root_array,
                       world_arrays, written_view_of)
 # flatten, skeleton, unflatten, LoopInt and input_names are imported from here too
@@ -63,8 +63,7 @@ from .structure import (_LOOP_INT_USE, EMBER_DIR as _EMBER_DIR, LoopInt, _has_lo
 __all__ = ["capture", "Capture", "Tracer", "user_frame", "flatten", "unflatten", "input_names"]
 
 # Where tensors of constants are made: an array these wrap during a call is a constant of the graph.
-_FACTORY_FILES = {_core.__file__, sys.modules[Tensor.__module__].__file__,
-                  os.path.join(_EMBER_DIR, "_creation.py")}
+_FACTORY_FILES = {_core.__file__, sys.modules[Tensor.__module__].__file__, os.path.join(_EMBER_DIR, "_creation.py")}
 # The factories that wrap memory the caller holds (a NumPy array, a buffer; the caller may write into it): no constant
 _SHARING = {_creation.from_numpy.__code__, _creation.as_tensor.__code__, _creation.frombuffer.__code__}
 
@@ -128,7 +127,7 @@ class Tracer(_core.Observer):
         self.held = []              # those references, in the order seen
         self.over, self.indexed = {}, 0  # id(root array) -> references of held[:indexed] over its memory
         self.made = {}              # id(array) -> None (a factory's constant) or why reading it breaks
-        self.stale = set()          # ids of views whose base was written in place since
+        self.stale, self.numbers = set(), {}  # ids of views whose base was written in place since; see made_by
         self.breaks, self.pieces, self.break_frames, self.earlier, self.ran_backward = [], [], [], {}, False
         self.placeholder_of, self.control_flow_grad = {}, False  # id(array) -> placeholder; see hop.py
         self.untracked = []         # (view's array, source tensor, op) of each conj / view_as_real view
@@ -265,7 +264,7 @@ class Tracer(_core.Observer):
     def forget(self, ref):
         """Drops what is known of a freed held array (``ref``'s callback): a new array may get its id."""
         key = ref.key
-        for table in (self.refs, self.value, self.made, self.placeholder_of, self.earlier):
+        for table in (self.refs, self.value, self.made, self.placeholder_of, self.earlier, self.numbers):
             if key in table:  # (del, not pop: a method call costs a call of the recording's hook)
                 del table[key]
         self.stale.discard(key)
@@ -352,8 +351,9 @@ class Tracer(_core.Observer):
             # called by the user (ember's own calls wrap arrays they computed: interpolate's indices)
             self.made[id(array)] = (f"a tensor made by {factory.f_code.co_name} shares memory with an array "
                                     f"or buffer from outside the function (its values may change between calls)")
-        elif code.co_filename in _FACTORY_FILES:
+        elif code.co_filename in _FACTORY_FILES:  # (given a float: its constant's values checked, note_unseen)
             self.made[id(array)] = None
+            self.numbers.update({id(array): True} if TRACING.value and numbers_passed(frame) else {})
         else:
             self.made[id(array)] = (f"a tensor computed outside the dispatcher (in {code.co_name}, "
                                     f"{os.path.basename(code.co_filename)}:{code.co_firstlineno})")
@@ -417,6 +417,7 @@ class Tracer(_core.Observer):
             if self.made[key] is not None:
                 self.graph_break(self.made[key])
             source, name = ("const", array.copy("K")), "const"  # (in its layout: returned, it keeps it)
+            self.numbers.update({id(source[1]): True} if key in self.numbers else {})
         elif root_array(array) is not array and id(root_array(array)) in self.value:
             self.graph_break("a view of a tensor taken outside the dispatcher")
             source, name = ("const", array.copy()), "const"
@@ -534,7 +535,7 @@ def capture(fn, args, kwargs, world, fullgraph=False, joint=True):
     cap = Capture(tracer.graph, tracer.sources)
     cap.breaks, cap.ran_backward, cap.output = tracer.breaks, tracer.ran_backward, skeleton(result)
     cap.break_frames, cap.reads_grad, cap.grad_written = tracer.break_frames, tracer.reads_grad, tracer.grad_written
-    cap.group_writes, cap.grad_required = writes or [], sorted(tracer.grad_required)
+    cap.group_writes, cap.grad_required, cap.numbers = writes or [], sorted(tracer.grad_required), tracer.numbers
     cap.read_names, cap.joint = checked_reads(tracer, read_names, world), (cap_joint if not tracer.breaks else None)
     if not cap.breaks:
         _finish(tracer, cap, result, sets, floats)

@@ -16,6 +16,7 @@ from .capture import capture
 from .graph import instances_in
 from .contents import LARGE
 from .group_writes import watched_groups
+from .float_constants import SWAPPED, restore_codes, swap_codes
 from .side_effects import GLOBALS_SEEN, global_names, plain_object
 from .symbolic import Cond, Expr, evaluate, free_symbols, symbol
 from .traced_floats import argument_positions, float_conditions, mark_returned, note_unseen
@@ -48,8 +49,9 @@ def traced_capture(fn, args, kwargs, world, fullgraph, joint, uses, values, symb
         seen.active = True
     TRACING.append(uses)
     INT_POSITIONS.update((e.args[0], k) for k, e in symbols.items())
-    patched = patch_minmax()  # (``min(k, 8)``: a traced int)
+    patched, swapped = patch_minmax(), len(SWAPPED)  # (``min(k, 8)``: a traced int)
     try:
+        swap_codes((fn,))  # (``0.01 * (k + 1)``: float_constants.py)
         result, cap = capture(fn, tuple(args), kwargs, world, fullgraph, joint)
         note_unseen(cap)  # (``k * 0.5`` passed on unseen: a use of ``k``)
         # a returned int computed from a traced one is the user's plain int (passed back in as
@@ -59,6 +61,7 @@ def traced_capture(fn, args, kwargs, world, fullgraph, joint, uses, values, symb
         cap.output = plain(mark_returned(cap.output))  # (a float of float arguments: computed at each call)
         return plain(result), cap
     finally:
+        restore_codes(swapped)
         unpatch_math(patched, builtins)
         TRACING.remove(uses)
         for e in symbols.values():

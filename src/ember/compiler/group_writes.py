@@ -26,10 +26,13 @@ import numpy as np
 from .graph import instances_in
 from .traced_ints import _KEPT, _from_user
 
-__all__ = ["group_state", "watched_groups", "READ"]
+__all__ = ["group_state", "watched_groups", "READ", "BEFORE"]
 
 # the optimizers whose group entries the user's code read during a recording: guarded by value
 READ = weakref.WeakSet()
+# optimizer -> copies of its groups at the start of its last recording (the values READ guards: the
+# call may write them, ``g["lr"] = g["lr"] * 0.5``)
+BEFORE = weakref.WeakKeyDictionary()
 
 
 class GroupFloat(float):
@@ -65,6 +68,7 @@ def watched_groups(optimizers, cap_of):
     that entry (``g["weight_decay"] = 0.01`` over 0.01: the number is the write's)."""
     watched = []
     for opt in optimizers:
+        BEFORE[opt] = [dict(g) for g in opt.param_groups]
         for g in opt.param_groups:
             for key, value in g.items():
                 if type(value) is float and value != 0 and value == value:

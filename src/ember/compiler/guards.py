@@ -31,7 +31,7 @@ from ..optim.optimizer import Optimizer, step_hook_functions
 from .capture import flatten
 from .contents import (DEPTH, LARGE, baked, container, flat, flat_or_over, flats, function_like, held_contents, same,
                        scalar, scalar_key, sharing)
-from .group_writes import READ
+from .group_writes import BEFORE, READ
 from .layouts import LAYOUTS, layout_keys
 from .reads import _MISSING, _class_values, _defaults, _read, class_attributes, reads_hold
 from .side_effects import global_names, plain_object, unread_attributes, user_class, user_code
@@ -437,9 +437,9 @@ def snapshot(world, args, kwargs):
 
 def read_groups(facts, optimizers):
     """``facts`` (made before a recording) with the hyperparameters of the ``optimizers`` it read guarded by
-    value, under another name (which ``sources.relevant`` keeps)."""
-    read = {f"optimizer {k} hyperparameters": opt for k, opt in enumerate(optimizers) if opt in READ}
-    return [("values read of " + n, optimizer_facts(read[n])[1]) if n in read else (n, v) for n, v in facts]
+    value (at the call's start: ``group_writes.BEFORE``), under another name (which ``sources.relevant`` keeps)."""
+    read = {f"optimizer {k} hyperparameters": (opt, BEFORE.get(opt)) for k, opt in enumerate(optimizers) if opt in READ}
+    return [("values read of " + n, optimizer_facts(*read[n])[1]) if n in read else (n, v) for n, v in facts]
 
 
 def hook_ids(tensor):
@@ -456,14 +456,14 @@ def object_tensors(objects):
     return [v for o in objects for v in flat(o) or () if isinstance(v, Tensor)]
 
 
-def optimizer_facts(opt):
+def optimizer_facts(opt, groups=None):
     """``(parameters, hyperparameters, state)`` of an optimizer as guarded: the ids of each
-    group's parameters (one taken out of the optimizer is no longer updated, though its module
-    still holds it), each group's other entries, and how many entries each parameter's state has.
-    The graph's inputs by value too once the user's code read one (``group_writes.READ``)."""
-    inputs = () if opt in READ else _input_keys(type(opt))
+    group's parameters (one taken out of the optimizer is no longer updated, though its module still
+    holds it), each group's other entries (of ``groups``, copies, where given), and how many entries each
+    parameter's state has. The graph's inputs by value too once the user's code read one (``group_writes.READ``)."""
+    inputs, groups = () if opt in READ else _input_keys(type(opt)), opt.param_groups if groups is None else groups
     hyper = tuple([tuple([(key, (v == 0 if key in inputs else v) if type(v) in _PLAIN else _hyperparameter(v, key in inputs))
-                          for key, v in g.items() if key != "params"]) for g in opt.param_groups])
+                          for key, v in g.items() if key != "params"]) for g in groups])
     # state is made for all parameters with a gradient on the first step: its sizes tell
     return (tuple([tuple(map(id, g["params"])) for g in opt.param_groups]), hyper,
             tuple(map(len, opt.state.values())))

@@ -33,6 +33,7 @@ from .patches import LIBRARIES as _LIBRARIES, PerThread, from_user as _from_user
 from .quiet_ops import QuietOps, unwatched
 from .sources import history_nodes
 from .traced_ints import TRACING
+from .float_constants import swap_callees
 from .traced_reads import note_frame, note_math_calls
 
 __all__ = ["python_state", "global_names", "plain_object", "user_code", "user_class", "breaking_io",
@@ -346,7 +347,10 @@ def _io_hook(frame, event, fn):
                 fn.__name__ not in ("floor", "ceil", "trunc"):  # (those call a float subclass's __floor__)
             note_math_calls(frame)  # (math.sqrt(lr): a traced float's value read without its methods)
     elif TRACING.value and event in ("call", "return"):  # the traced int arguments' reads (traced_reads.py)
-        note_frame(frame, event == "call" and _from_user(frame), event == "return" and _own_module(frame) not in _NOT_USER)
+        called = event == "call" and _from_user(frame)
+        note_frame(frame, called, event == "return" and _own_module(frame) not in _NOT_USER)
+        if called:  # (``0.01 * (it + 1)`` in the functions it calls: float_constants.py)
+            swap_callees(frame)
 
 
 def _whose(frame, run):

@@ -28,6 +28,7 @@ operand as a plain float; NumPy reads a float subclass without its methods).
 """
 import math
 import operator
+import sys
 
 import numpy as np
 
@@ -44,7 +45,7 @@ from .._tensor import Tensor
 from .contents import NAN
 from .graph import instances_in
 from .symbolic import evaluate, free_symbols
-from .traced_ints import COMPARISONS, INT_POSITIONS, MADE, MATH, SAVED, FloatInt, TracedFloat, TracedInt
+from .traced_ints import COMPARISONS, INT_POSITIONS, MADE, MATH, SAVED, FloatInt, TracedFloat, TracedInt, numbers_passed
 
 __all__ = ["ANY_FLOAT", "ANY_HUGE_FLOAT", "float_positions", "float_guards", "float_conditions", "float_nodes",
            "fill_node", "float_inputs", "argument_positions", "fill_floats", "note_unseen", "ReturnedFloat", "mark_returned", "returned_floats",
@@ -239,7 +240,26 @@ def float_nodes(tracer, op, args, attrs, dtype, output):
     float the op takes otherwise, with no floating-point dtype or ``b`` a number, or of float16 or bfloat16 (eager computes at float32: ``x_half * 70000.0`` is 0 at
     0, a float16 cast of the number would be inf) other than a product or quotient (computed at
     float32 in the graph too: :func:`_at_float32`), is a use: its value stays. The autograd node
-    of ``output`` saves the traced floats (:func:`_save_traced`)."""
+    of ``output`` saves the traced floats (:func:`_save_traced`). The plain floats left in
+    them are noted where the user's call may have passed a traced float's value unseen
+    (:func:`_note_passed`)."""
+    op, args, attrs = _float_nodes(tracer, op, args, attrs, dtype, output)
+    _note_passed(tracer, args, attrs)
+    return op, args, attrs
+
+
+def _note_passed(tracer, args, attrs):
+    """Notes in ``tracer.numbers`` each plain float an op takes (``args``, ``attrs``) where the
+    user's call into ember running it was given a float, or it runs in a backward (an autograd
+    node's saved operand): only those are checked by :func:`note_unseen` (``ones(())``'s 1.0 is
+    none, nor is the 0.5 of ``0.5 * lr``, a traced float's own node)."""
+    found = [float(a) for a in instances_in((args, attrs), (float, np.floating))]
+    if found and getattr(tracer, "numbers", None) is not None and numbers_passed(sys._getframe(2), backward=True):
+        tracer.numbers.update({("float", v) if v == v else ("nan",): True for v in found})
+
+
+def _float_nodes(tracer, op, args, attrs, dtype, output):
+    """:func:`float_nodes` but for its note of the plain floats left."""
     floats = tracer.floats_now
     if not floats:
         return op, args, attrs
@@ -428,7 +448,10 @@ def fill_floats(tensors, floats, args, kwargs):
 def note_unseen(cap):
     """Notes a use of each traced float made in recording ``cap`` whose value, or its float32
     rounding, is a plain number of the graph (an op's operand or attribute) or in a constant
-    tensor it made: Python passed it on unseen (an autograd node's saved operand, NumPy)."""
+    tensor it made from numbers the user's code passed (``tensor([lr])``; ``cap.numbers``, see
+    :func:`~.traced_ints.numbers_passed`): Python passed it on unseen (an autograd node's saved
+    operand, NumPy). A constant made of no float (``loss.backward()``'s seed, ``ones_like(x)``)
+    equal to it is a coincidence (nanoGPT's ``coeff`` is 1.0 at the end of its warmup)."""
     values, nans, ints = {}, [], {}
     for f in MADE:
         if type(f) is FloatInt:  # (``int(lr)``: a plain int of the graph equal to it)
@@ -441,15 +464,17 @@ def note_unseen(cap):
             rounded = float(np.float32(v))
         for key in {v, rounded} if v == v else ():
             values.setdefault(key, []).append(f)
-    hit = []
+    hit, passed = [], getattr(cap, "numbers", None)
     for node in cap.graph.nodes:
         for a in instances_in((node.args, node.kwargs), (float, np.floating)):
-            hit += nans if a != a else values.get(float(a), [])
+            if passed is None or (("float", float(a)) if a == a else ("nan",)) in passed:
+                hit += nans if a != a else values.get(float(a), [])
         hit += [f for a in instances_in((node.args, node.kwargs), int) if type(a) is int for f in ints.get(a, ())]
     for source in cap.sources:
         if source[0] == "sized_const":  # (dynamic shapes: a full's fill value)
             hit += [f for a in instances_in(source[1].args, (float, np.floating)) for f in values.get(float(a), ())]
-        elif source[0] == "const" and source[1].dtype.kind in "fc" and source[1].size:
+        elif source[0] == "const" and source[1].dtype.kind in "fc" and source[1].size and id(source[1]) in getattr(
+                cap, "numbers", (id(source[1]),)):  # (made of Python's numbers, not ``loss.backward()``'s ones)
             hit += [f for v, fs in values.items() if (source[1] == v).any() for f in fs]
             hit += nans if np.isnan(source[1]).any() else []
     for f in hit:

@@ -37,7 +37,7 @@ from .patches import PerThread, patch, unpatch
 from .structure import EMBER_DIR, user_frame
 from .symbolic import Expr, minimum, subexpressions
 
-__all__ = ["TracedInt", "TracedFloat", "FloatInt", "Uses", "TRACING", "VALUES", "MINMAX", "MADE", "SAVED", "INT_POSITIONS", "plain", "traced", "ATTRIBUTE_INPUTS",
+__all__ = ["TracedInt", "TracedFloat", "FloatInt", "ConstFloat", "TRANSPARENT", "numbers_passed", "Uses", "TRACING", "VALUES", "MINMAX", "MADE", "SAVED", "INT_POSITIONS", "plain", "traced", "ATTRIBUTE_INPUTS",
            "traced_operands", "MATH", "COMPARISONS",
            "patch_math", "unpatch_math", "patch_minmax"]
 
@@ -118,6 +118,9 @@ def _from_user():
     caller outside NumPy and the standard library (which ember's own code calls too)."""
     frame = sys._getframe(2)
     while frame is not None:
+        if frame.f_code in TRANSPARENT:  # (a ConstFloat's operator: its caller's)
+            frame = frame.f_back
+            continue
         name = frame.f_code.co_filename
         if name.startswith(_EMBER):
             return False
@@ -260,6 +263,38 @@ def _int_noting(name, method):
 for _name in dir(int):
     if _name not in _KEPT and _name != "from_bytes" and callable(getattr(int, _name)):
         setattr(FloatInt, _name, _int_noting(_name, getattr(int, _name)))
+
+
+class ConstFloat(float):
+    """A float constant (or global) of the user's code while int arguments are traced, only ever
+    the left operand of the ``+``, ``-`` or ``*`` right after its load (:mod:`.float_constants`):
+    with a traced int on the right (``0.01 * (k + 1)``) the result is a traced float of it, as
+    the int's own ``__rmul__`` would make; with anything else, the plain float's result."""
+
+    def __add__(self, other):
+        return _operate(self, other, "add")
+
+    def __sub__(self, other):
+        return _operate(self, other, "sub")
+
+    def __mul__(self, other):
+        return _operate(self, other, "mul")
+
+
+def _operate(self, other, how):
+    value = float.__float__(self)
+    if type(other) is TracedInt and other.uses.active:
+        if other.expr is not None:
+            return TracedFloat(_INT_FLOAT[how](value, int.__int__(other)), (other.uses,), (how, value, other))
+        other.uses.append(("a float's operator", user_frame()))
+    elif type(other) is FloatInt and other.uses[0].active:  # (``0.5 * round(lr)``: its digits read unseen)
+        for seen in other.uses:
+            seen.append(("a float's operator", user_frame()))
+    return _OPERATORS[how](value, other)  # (a traced float on the right: its method sees the user's frame)
+
+
+# code whose frames _from_user passes over, to their caller: ConstFloat's operators
+TRANSPARENT = {_operate.__code__, ConstFloat.__add__.__code__, ConstFloat.__sub__.__code__, ConstFloat.__mul__.__code__}
 
 
 # a comparison steers Python wherever it runs: ember's own functions check a number before their
@@ -466,3 +501,35 @@ def plain(value):
     if type(value) is slice:
         return slice(plain(value.start), plain(value.stop), plain(value.step))
     return value
+
+
+def numbers_passed(frame, backward=False):
+    """Whether the call into ember that ``frame`` (ember's, making a tensor: a graph's constant)
+    runs under may have been given a traced float's value: the outermost ember frame's
+    parameters (the arguments the user's code passed, ``tensor([lr])``) hold a float or a float subclass, or
+    an object other than a tensor, a number, a string or a container of those. ``loss.backward()``'s
+    seed of ones, ``ones_like(x)``, ``zeros(3)`` are not: a 1.0 there is no traced float passed
+    unseen (:func:`.traced_floats.note_unseen`). With ``backward``, an op run by the autograd
+    engine may too (a node's saved operand)."""
+    while frame.f_back is not None and frame.f_back.f_code.co_filename.startswith(_EMBER):
+        frame = frame.f_back
+        if backward and frame.f_code.co_filename == _ENGINE:
+            return True
+    code = frame.f_code
+    count = code.co_argcount + code.co_kwonlyargcount + bool(code.co_flags & 4) + bool(code.co_flags & 8)
+    arguments = frame.f_locals  # (its parameters: ``*args``, ``**kwargs`` included)
+    return frame.f_back is None or not all(_plain_data(arguments.get(name), 0) for name in code.co_varnames[:count])
+
+
+def _plain_data(value, depth):
+    if value is None or type(value) in (bool, int, str, TracedInt) or hasattr(value, "_grad_fn"):
+        return True  # (a tensor: its values are the graph's, not Python's)
+    if type(value) in (tuple, list, set, frozenset) and depth < 3 and len(value) <= 64:
+        return all(_plain_data(v, depth + 1) for v in value)
+    if type(value) is dict and depth < 3 and len(value) <= 64:
+        return all(_plain_data(v, depth + 1) for v in (*value, *value.values()))
+    return type(value).__module__ in _PLAIN_MODULES and not isinstance(value, float)
+
+
+_ENGINE = os.path.join(EMBER_DIR, "autograd", "engine.py")
+_PLAIN_MODULES = {"ember._dtype", "ember._device", "ember._size", "ember._memory_format", "ember._layout"}

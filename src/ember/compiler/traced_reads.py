@@ -10,9 +10,9 @@ import numpy as np
 
 from .._tensor import Tensor
 
-from .traced_ints import TRACING, FloatInt, TracedFloat, TracedInt
+from .traced_ints import TRACING, ConstFloat, FloatInt, TracedFloat, TracedInt
 
-__all__ = ["note_frame", "note_float_operands", "note_type_reads", "note_math_calls", "note_numpy_calls"]
+__all__ = ["note_frame", "note_float_operands", "operator_operands", "loaded_values", "note_type_reads", "note_math_calls", "note_numpy_calls"]
 
 
 def note_frame(frame, called, returned):
@@ -35,13 +35,13 @@ def note_numpy_calls(frame):
     constant of the graph."""
     floats = [v for v in frame.f_locals.values() if type(v) is TracedFloat and v.uses[0].active]
     if floats and any(callable(v) and (isinstance(v, np.ufunc) or (getattr(v, "__module__", None) or "").startswith(
-            "numpy")) for v in _loaded(frame)):
+            "numpy")) for v in loaded_values(frame)):
         for f in floats:
             for seen in f.uses:
                 seen.append(("NumPy", f"{frame.f_code.co_filename}:{frame.f_lineno}: (a NumPy function)"))
 
 
-def _loaded(frame):
+def loaded_values(frame):
     """The values of the names and attribute chains ``frame``'s code loads (``np.sqrt``)."""
     instructions = _INSTRUCTIONS.get(frame.f_code)
     if instructions is None:
@@ -113,7 +113,9 @@ def note_float_operands(frame):
     true division or a power)."""
     traced = {name: value for name, value in frame.f_locals.items() if type(value) in _TRACED}
     code = frame.f_code
-    for left, right, line in _operator_operands(code):
+    for left, right, line, _ in operator_operands(code):
+        if left and left[0].opname == "LOAD_CONST" and type(left[0].argval) is ConstFloat:
+            continue  # (its operator noted it: float_constants.py)
         names = [i.argval for i in right if i.opname in ("LOAD_FAST", "LOAD_DEREF", "LOAD_CLOSURE")]
         hits = [traced[n] for n in names if n in traced and (type(traced[n]) is not TracedFloat or _to_int(right))]
         if type(_simple_value(right, frame)) in (TracedInt, FloatInt):  # (self.k, cfg.k)
@@ -207,12 +209,13 @@ def _to_int(span):
 
 
 _FLOATS = (float, complex, np.floating, np.complexfloating)
-_OPERANDS = {}  # code object -> [(left instructions, right instructions, line)]
+_OPERANDS = {}  # code object -> [(left instructions, right instructions, line, operator instruction)]
 
 
-def _operator_operands(code):
+def operator_operands(code):
     """The two operands' instructions of each binary operator and comparison in ``code`` whose
-    operands are straight-line loads (found by walking back over the stack effects)."""
+    operands are straight-line loads (found by walking back over the stack effects), with the
+    line and the operator's instruction."""
     found = _OPERANDS.get(code)
     if found is None:
         found = _OPERANDS[code] = []
@@ -222,7 +225,7 @@ def _operator_operands(code):
             if ins.opname in ("BINARY_OP", "COMPARE_OP"):
                 spans = _spans_before(instructions, i, 2)
                 if spans is not None:
-                    found.append((spans[0], spans[1], line))
+                    found.append((spans[0], spans[1], line, ins))
     return found
 
 

@@ -1,0 +1,146 @@
+"""A float constant on the left of a traced int in the user's code (``0.01 * (it + 1)``,
+nanoGPT's ``learning_rate * (it + 1)``), traced as torch 2.13 traces it: a float of the int's symbol.
+
+Python's ``float.__mul__`` reads an int subclass's digits in C, so a :class:`~.traced_ints.TracedInt`
+on the right of a plain float cannot see the operator (:func:`.traced_reads.note_float_operands`
+notes it as a use: a graph per value). While int arguments are traced, each user function about
+to be called (a value its caller's code loads, the compiled function itself or a module's
+``forward``) whose code loads a float constant, or a global holding a float, right before the
+right operand of ``+``, ``-`` or ``*`` runs a copy of its code (:func:`swap_codes`) where that load
+pushes a :class:`~.traced_ints.ConstFloat` of the same value (a closure's float too): its operator makes a traced float of
+a traced int (``("mul", 0.01, it + 1)``, computed by Python at each call) and gives every other
+operand the plain float's result. The copy is the same length (a global's load and its inline
+caches become a constant's load and ``NOP``s), so jumps, lines and exception tables stay; the
+function gets its code back when the recording ends (:func:`restore_codes`), and the guards,
+which read the function's own code, still guard the global. The global's value is the one it
+held when the function was first called in the recording (one that user code changes in the
+middle of a recording would be read stale; so would a closure's). A local's or an attribute's
+float is not rewritten (one code serves every instance).
+"""
+import dis
+import os
+import sysconfig
+import types
+
+import numpy as np
+
+from ..nn.modules.module import Module
+from .patches import PerThread
+from .structure import EMBER_DIR
+from .traced_ints import TRACING, ConstFloat
+from .traced_reads import loaded_values, operator_operands
+
+__all__ = ["swap_callees", "swap_codes", "restore_codes", "SWAPPED"]
+
+SWAPPED = PerThread(list)  # (function, its own code) of each code swapped by this thread's recordings
+_SIGNS = ("+", "-", "*")
+
+
+_LOAD_CONST, _NOP = dis.opmap["LOAD_CONST"], dis.opmap["NOP"]
+try:  # (the inline caches after a global's load: 5 code units in Python 3.11, 4 in 3.12)
+    _GLOBAL_CACHES = dis._inline_cache_entries[dis.opmap["LOAD_GLOBAL"]]
+except (AttributeError, KeyError, IndexError, TypeError):
+    _GLOBAL_CACHES = None  # (a global's site is then left as it is)
+_SITES = {}  # code object -> [(offset, "const" or global name, value or None)]
+
+
+def _sites(code):
+    """The loads of a float constant, a global (by name) or a closure's cell (``("closure", index)``)
+    that are the left operand of ``+``, ``-``, ``*`` whose right operand reads a local (``0.01 * (it + 1)``)."""
+    found = _SITES.get(code)
+    if found is None:
+        found = _SITES[code] = []
+        for left, right, _, op in operator_operands(code):
+            if op.opname != "BINARY_OP" or op.argrepr not in _SIGNS or len(left) != 1 or left[0].arg >= 256 or not any(
+                    i.opname in ("LOAD_FAST", "LOAD_DEREF") for i in right):
+                continue
+            ins = left[0]
+            if ins.opname == "LOAD_CONST" and type(ins.argval) is float:
+                found.append((ins.offset, "const", ins.argval))
+            elif ins.opname == "LOAD_GLOBAL" and not ins.arg & 1 and type(_GLOBAL_CACHES) is int:
+                found.append((ins.offset, ins.argval, None))
+            elif ins.opname == "LOAD_DEREF" and ins.argval in code.co_freevars:  # (a closure's: ``base * (it + 1)``)
+                found.append((ins.offset, ("closure", code.co_freevars.index(ins.argval)), None))
+    return found
+
+
+def _rewritten(fn):
+    """The code of function ``fn`` with each site's load (:func:`_sites`) pushing a
+    :class:`ConstFloat`, or None where none holds a float now."""
+    code, globals_ = fn.__code__, fn.__globals__
+    consts, raw = list(code.co_consts), bytearray(code.co_code)
+    for offset, name, value in _sites(code):
+        if type(name) is tuple:  # (a closure's cell: its value now)
+            value = fn.__closure__[name[1]].cell_contents if fn.__closure__ else None
+        elif name != "const":
+            value = globals_.get(name, _MISSING)
+            if value is _MISSING:
+                value = getattr(globals_.get("__builtins__"), name, None)
+        if type(value) is not float:
+            continue
+        if len(consts) >= 256:
+            break
+        consts.append(ConstFloat(value))
+        raw[offset:offset + 2] = bytes((_LOAD_CONST, len(consts) - 1))
+        if type(name) is str and name != "const":
+            raw[offset + 2:offset + 2 + 2 * _GLOBAL_CACHES] = bytes((_NOP, 0)) * _GLOBAL_CACHES
+    if len(consts) == len(code.co_consts):
+        return None
+    return code.replace(co_code=bytes(raw), co_consts=tuple(consts))
+
+
+_MISSING = object()
+
+
+def _user_function(value):
+    """The Python function ``value`` (a function, a bound method) runs, where it is the user's
+    code: not ember's, NumPy's or the standard library's."""
+    fn = getattr(value, "__func__", value)
+    name = fn.__code__.co_filename if type(fn) is types.FunctionType else _NUMPY
+    if name.startswith(EMBER_DIR) or name.startswith(_NUMPY) or name.startswith(_STDLIB) and "-packages" not in name:
+        return None
+    return fn
+
+
+_NUMPY, _STDLIB = os.path.dirname(np.__file__) + os.sep, sysconfig.get_paths()["stdlib"] + os.sep
+
+
+def swap_codes(values):
+    """Gives each user function among ``values`` (functions, bound methods, modules' ``forward``)
+    whose code has a site (:func:`_sites`) the rewritten code until :func:`restore_codes`; never raises."""
+    for value in values:
+        try:
+            for fn in map(_user_function, (value, *_forwards(value))):
+                if fn is None or not _sites(fn.__code__) or any(f is fn for f, _ in SWAPPED.value):
+                    continue
+                made = _rewritten(fn)
+                if made is not None:
+                    SWAPPED.append((fn, fn.__code__))
+                    fn.__code__ = made
+        except Exception:
+            pass
+
+
+def _forwards(value):
+    """The ``forward`` of a module ``value`` is, or whose method it is (``module.__call__``), as
+    its call runs it."""
+    for owner in (value, getattr(value, "__self__", None)):
+        if isinstance(owner, Module):
+            yield getattr(owner, "forward", None)
+
+
+def restore_codes(count):
+    """Gives the functions swapped since :data:`SWAPPED` held ``count`` entries their code back."""
+    while len(SWAPPED.value) > count:
+        fn, code = SWAPPED.value.pop()
+        fn.__code__ = code
+
+
+def swap_callees(frame):
+    """:func:`swap_codes` of the values user code ``frame`` (being called) loads (``get_lr``,
+    ``self.schedule``), while int arguments are traced."""
+    if any(not seen.floats for uses in TRACING.value for seen in uses.values()):
+        try:
+            swap_codes(list(loaded_values(frame)))
+        except Exception:
+            pass
