@@ -165,11 +165,11 @@ def test_floats_read_into_constants_keep_their_values():
     """A float a factory reads into a constant whose values differ from it (truncated to an int,
     rounded to bfloat16, an ``arange``'s bound) is a use: the first value's result came back for
     every value (wrong results, main's)."""
-    calls = [(v,) for v in (0.1, 2.7, 3.9, -1.5, 7.3)]
+    calls = [(v,) for v in (0.1, 2.7, -1.5)]  # (the float traced at 2.7, the third call checks)
     want_counts, want = graph_counts(_constants, torch, calls)
     got_counts, got = graph_counts(_constants, ember, calls)
     assert repr(got) == repr(want)
-    assert got_counts == [1, 2, 3, 4, 5]
+    assert got_counts == [1, 2, 3]
 
 
 def _computed_by_ember(x, v):
@@ -183,8 +183,8 @@ def test_floats_ember_computes_with_keep_their_values():
     ``(lower + upper) / 2``, ``logspace``'s ``float(end)``, ``interpolate``'s
     ``float(scale_factor)``) is a use: its plain result was kept in the graph, the first traced
     value's result came back for every value (wrong results, main's)."""
-    calls = [(v,) for v in (0.1, 2.7, 3.9, 0.5, 1.3)]
+    calls = [(v,) for v in (0.1, 2.7, 0.5)]
     want_counts, want = graph_counts(_computed_by_ember, torch, calls)
     got_counts, got = graph_counts(_computed_by_ember, ember, calls)
+    assert [len(r) for r in got] == [len(r) for r in want] and got_counts == [1, 2, 3]
     assert torch.allclose(torch.tensor([x for r in got for x in r]), torch.tensor([x for r in want for x in r]), rtol=1e-6)
-    assert [len(r) for r in got] == [len(r) for r in want] and got_counts == [1, 2, 3, 4, 5]
