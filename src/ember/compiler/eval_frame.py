@@ -30,7 +30,7 @@ from .custom_backend import custom_runner, first_run, first_split_run, is_custom
 from .capture import capture, input_names, unflatten
 from .config_module import ConfigPatch
 from .dynamic import capture_dynamic, marks as _marks, verify
-from .dynamic_ints import float_capture, int_symbols, static_ints
+from .dynamic_ints import float_capture, int_symbols, static_ints, traced_again
 from .traced_floats import fill_floats, has_returned_floats, float_guards, float_inputs, float_positions, returned_floats
 from .breaks import SPARSE, eager_argument as _eager_argument, sparse_argument as _sparse_argument
 from .exc import FailOnRecompileLimitHit, Unsupported
@@ -296,7 +296,7 @@ class _CompiledFunction:
                     return entry(world.inputs, fn, args, kwargs, sizes)
                 # the first call at new sizes runs eagerly, recorded, and must be the fitted graph
                 before = state_before(self._backend, world)  # (a callable backend's: first_run)
-                result, cap = capture(fn, args, kwargs, world, self._fullgraph)
+                result, cap = traced_again(lambda a, k: capture(fn, a, k, world, self._fullgraph), args, kwargs, world, entry.floats)
                 reason = verify(entry.shape, sizes, cap)
                 limit = self._recompile_limit or config.recompile_limit
                 if reason is not None and self._cache.family.captured() < limit:

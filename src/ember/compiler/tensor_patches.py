@@ -21,6 +21,8 @@ from .._tensor import Tensor
 from .breaks import VALUE_METHODS
 from .input_grads import restore_read
 from .patches import from_user, patch, unpatch
+from .traced_floats import fill_node
+from .traced_ints import TRACING
 
 __all__ = ["recording", "record_on_this_thread"]
 
@@ -70,6 +72,8 @@ def _making(name, original):
         def traced_make(cls, data):
             for tracer in reversed(recording()):
                 tracer.made_by(data, sys._getframe(1))
+                if TRACING.value:  # (a fill value of a traced float: its node)
+                    fill_node(tracer, data, sys._getframe(1))
             return make(cls, data)
         return classmethod(traced_make)
     if name == "_init":
