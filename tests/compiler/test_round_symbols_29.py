@@ -9,6 +9,7 @@ import math
 
 import pytest
 import torch
+import torch._dynamo.testing
 
 from graph_counts import graph_counts
 
@@ -71,3 +72,25 @@ def test_a_modules_forward_with_an_int_argument_too():
         counts[module] = [(compiled(module.arange(4.0), lr, k).tolist(), count()) for lr, k in calls]
     assert counts[ember] == counts[torch]
     assert counts[ember][-1][1] == 2
+
+
+def _sized(x, lr):
+    return x * (0.5 * round(lr)) - 1.0 * math.floor(lr)
+
+
+def test_new_sizes_with_a_rounded_float():
+    """A dynamic graph's first call at new sizes is recorded again with its floats traced (and
+    the rewrite run): one graph as torch's, where ember made a graph per call."""
+    calls = [(4, 1.0), (5, 2.5), (6, 3.5), (7, -1.5), (8, 0.0), (5, 7.7), (9, 2.4)]
+    got = {}
+    for module in (torch, ember):
+        if module is torch:
+            torch._dynamo.reset()
+            counter = torch._dynamo.testing.CompileCounter()
+            compiled, count = torch.compile(_sized, backend=counter), lambda: counter.frame_count
+        else:
+            ember.compiler.reset()
+            compiled, count = ember.compile(_sized), lambda: ember._dynamo.utils.counters["stats"]["unique_graphs"]
+        got[module] = [(compiled(module.arange(float(n)), lr).tolist(), count()) for n, lr in calls]
+    assert got[ember] == got[torch]
+    assert got[ember][-1][1] == 2
