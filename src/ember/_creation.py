@@ -186,12 +186,12 @@ def from_numpy(ndarray):
     return Tensor._make(own_span(ndarray))
 
 
-def _size(size, name=None, call=None, position=1):
-    """The ints of ``size`` (a factory's sizes, :func:`ember._size.sizes_arg`): torch's errors for a missing
+def _size(size, name=None, call=None, position=1, sequence=False):
+    """The ints of ``size`` (a factory's sizes, :func:`ember._size.sizes_arg`, ``sequence`` too): torch's errors for a missing
     size of ``name`` (zeros, ...), a negative one, and the others naming ``call`` (default ``name``)."""
     if name is not None and not size:
         raise TypeError(f"{name}() missing 1 required positional arguments: \"size\"")
-    size = sizes_arg(size, call or name or "empty", position=position) if size else ()
+    size = sizes_arg(size, call or name or "empty", position=position, sequence=sequence) if size else ()
     if any(s < 0 for s in size):
         if name == "zeros":  # PyTorch's zeros words this one differently
             raise RuntimeError("zeros: Dimension size must be non-negative.")
@@ -303,7 +303,7 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, out=
     _sparse_or_dense("full", layout)
     if dtype is None:
         dtype = _dtype.scalar_dtype(fill_value.item() if isinstance(fill_value, Tensor) else fill_value)
-    shape = _size((size,), call="full")
+    shape = _size((size,), call="full", sequence=True)
     return _finish(np.full(shape, _fill_value(fill_value, dtype, shape), dtype.np), requires_grad)
 
 
@@ -591,7 +591,7 @@ def new_empty(self, *size, dtype=None, device=None, requires_grad=False):
 def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):
     """``fill_value`` everywhere in ``size``, with ``self``'s dtype unless ``dtype`` is given."""
     dtype = dtype or self.dtype
-    return _beside(self, "full", (size,), dtype, requires_grad, _fill_value(fill_value, dtype, _size((size,), call="new_full")))
+    return _beside(self, "full", (size,), dtype, requires_grad, _fill_value(fill_value, dtype, _size((size,), call="new_full", sequence=True)))
 
 
 # Factories that place their result on the meta device when asked (the ``*_like`` and

@@ -62,7 +62,7 @@ def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=N
         low, high = 0, low
     if low >= high:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
-    arr = _distributions.randint(low, high, _size((size,), call="randint", position=2), generator)
+    arr = _distributions.randint(low, high, _size((size,), call="randint", position=2, sequence=True), generator)
     return _finish(arr.astype((dtype or _dtype.int64).np), requires_grad)
 
 

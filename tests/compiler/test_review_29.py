@@ -2,7 +2,9 @@
 torch 2.13. A global's or closure's float before a traced int is read when its operator runs
 (compiler/float_constants.LoadedFloat), not when the recording swapped the function's code:
 ``global LR; LR = LR * 0.5`` earlier in the compiled function gave the old LR at the first call."""
+import numpy as np
 import pytest
+import torch
 
 import ember
 
@@ -71,3 +73,32 @@ def test_codes_come_back_after_an_error_and_tracebacks_name_the_line():
         assert info.traceback[-1].statement.lines[-1].strip().startswith("raise ValueError")
         assert (_raising.__code__, _scaled.__code__) == codes
         assert _raising.__code__ is codes[0] and _scaled.__code__ is codes[1]
+
+
+def _outcome(call, module):
+    try:
+        return tuple(call(module).shape)
+    except TypeError as error:
+        return str(error)
+
+
+SIZES = {  # (resize_ read its sizes with int(): resize_(2, 2.5) made 2 x 2; unflatten with list())
+    "resize_ a float": lambda m: m.ones(6).resize_(2, 2.5),
+    "resize_ one float": lambda m: m.ones(6).resize_(2.0),
+    "resize_ NumPy ints": lambda m: m.ones(6).resize_((np.int64(2), 3)),
+    "resize_ a 0-d tensor": lambda m: m.ones(6).resize_(m.tensor(2)),
+    "unflatten an int": lambda m: m.ones(6).unflatten(0, 6),
+    "unflatten a float": lambda m: m.ones(6).unflatten(0, (2, 2.5)),
+    "unflatten a Size": lambda m: m.ones(6).unflatten(0, m.Size([2, 3])),
+    "full an int": lambda m: m.full(2, 1.0),
+    "full a NumPy int": lambda m: m.full(np.int64(2), 1.0),
+    "full a Size": lambda m: m.full(m.Size([2]), 1.0),
+    "new_full an int": lambda m: m.ones(2).new_full(2, 1.0),
+    "randint an int size": lambda m: m.randint(5, 3),
+    "randint a 0-d tensor in the size": lambda m: m.randint(0, 5, (m.tensor(2),)),
+}
+
+
+@pytest.mark.parametrize("name", list(SIZES))
+def test_sizes_as_torch_reads_them(name):
+    assert _outcome(SIZES[name], ember) == _outcome(SIZES[name], torch)

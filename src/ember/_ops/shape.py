@@ -10,6 +10,7 @@ from .._backend import empty_strided_like, namespace, ndarray, overlaps_itself
 from .._creation import from_numpy
 from .._result_layout import in_input_format
 from .._tensor import Tensor, _wrap_dim
+from .._size import sizes_arg
 from .args import dims_arg, product, shape_arg
 from ..autograd.grad_mode import DUAL
 from .core import Op, apply, backward_view, dispatches, like_input, named, recording
@@ -184,7 +185,7 @@ def unflatten(input, dim, sizes):
         raise RuntimeError(f"unflatten got an unexpected error: Dimension specified as {dim} but tensor "
                            "has no dimensions")
     d = _wrap_dim(dim, input.ndim)
-    sizes = list(sizes)
+    sizes = list(sizes_arg((sizes,), "unflatten", "sizes", position=2, sequence=True))
     if -1 in sizes:
         known = product(s for s in sizes if s != -1)
         sizes[sizes.index(-1)] = input.shape[d] // known if known else 0
