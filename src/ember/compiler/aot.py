@@ -120,19 +120,32 @@ def retained_history(result, ran_backward, limit=100_000):
     the autograd engine (``ran_backward``: no backward recorded then), else None: a tensor
     requiring grad whose history still holds saved values (``autograd.grad(z, x,
     retain_graph=True)``, ``z`` returned: a replay's would require no grad). A loss after its
-    ``backward()`` holds none (released): returned detached, as the recorded step's."""
-    tensors = [t for t in _tensors_in(result) if t.requires_grad and t.grad_fn is not None] if ran_backward else []
-    seen, stack = set(), [t.grad_fn for t in tensors]
+    ``backward()`` holds none (released): returned detached, as the recorded step's; so is a
+    tensor whose history also reaches a node a backward freed (DCGAN's ``D_x = output.mean()``
+    after ``errD_real.backward()``): a backward through it raises eagerly too."""
+    if not ran_backward:
+        return None
+    for t in _tensors_in(result):
+        if t.requires_grad and t.grad_fn is not None and _holds_saved_values(t.grad_fn, limit):
+            return ("the function runs backward or autograd.grad and returns a tensor requiring grad whose graph "
+                    "it retained: a replay's would require no grad (the graph holds no backward then)")
+    return None
+
+
+def _holds_saved_values(root, limit):
+    """Whether the history from the autograd node ``root`` holds saved values and reaches no
+    freed node (one whose saved values a backward released)."""
+    seen, stack, saved = set(), [root], False
     while stack and len(seen) < limit:
         node = stack.pop()
         if node is None or id(node) in seen:
             continue
+        if getattr(node, "_freed", False):
+            return False
         seen.add(id(node))
-        if getattr(node, "_saved", None) or getattr(node, "_out", None) is not None:
-            return ("the function runs backward or autograd.grad and returns a tensor requiring grad whose graph "
-                    "it retained: a replay's would require no grad (the graph holds no backward then)")
+        saved = saved or bool(getattr(node, "_saved", None)) or getattr(node, "_out", None) is not None
         stack += [edge[0] for edge in node.next_functions]
-    return None
+    return saved
 
 
 def _tensors_in(value):

@@ -37,7 +37,7 @@ from .patches import PerThread, patch, unpatch
 from .structure import EMBER_DIR, user_frame
 from .symbolic import Expr, minimum, subexpressions
 
-__all__ = ["TracedInt", "TracedFloat", "FloatInt", "ConstFloat", "TRANSPARENT", "numbers_passed", "Uses", "TRACING", "VALUES", "MINMAX", "MADE", "SAVED", "INT_POSITIONS", "plain", "traced", "ATTRIBUTE_INPUTS",
+__all__ = ["TracedInt", "TracedFloat", "FloatInt", "ConstFloat", "TRANSPARENT", "numbers_passed", "Uses", "TRACING", "VALUES", "MINMAX", "SIZED", "BOUNDS", "MADE", "SAVED", "INT_POSITIONS", "plain", "traced", "ATTRIBUTE_INPUTS",
            "traced_operands", "MATH", "COMPARISONS",
            "patch_math", "unpatch_math", "patch_minmax"]
 
@@ -49,6 +49,11 @@ __all__ = ["TracedInt", "TracedFloat", "FloatInt", "ConstFloat", "TRANSPARENT", 
 TRACING, VALUES, MADE, SAVED = PerThread(list), PerThread(set), PerThread(list), PerThread(list)
 # a ``min``/``max`` expression of traced ints (``min(i0, 2)``): the comparison its operand's pick came from
 MINMAX = PerThread(dict)
+# ``(expression, comparison)`` of each such expression an op's attribute took (``x[:min(k, 4)]``): its
+# pick is guarded (a range) where the probes did not record both (dynamic.capture_dynamic)
+SIZED = PerThread(list)
+# the comparisons eager's slicing made of traced int bounds (``x[:k]``: ``k >= 0``, ``k <= 6``): _note_bounds
+BOUNDS = PerThread(list)
 INT_POSITIONS = PerThread(dict)  # the traced ints' symbols -> their arguments' positions (``k * 0.5``: traced_floats)
 
 _EMBER = EMBER_DIR + os.sep
@@ -452,11 +457,42 @@ def traced_operands(op, inputs, attrs):
         for x in _floats_in(value):
             for seen in x.uses:
                 seen.append(("an op's attribute", user_frame()))
-    for x in _floats_in(attrs, (TracedInt,)):  # (``x[:min(k, 2)]``'s bound: its recorded shapes may all be 2)
-        for e in subexpressions(x.expr):
-            if e in MINMAX:  # (once a recording)
-                x.uses.compared.append(MINMAX.pop(e))
-    return {i: x.expr if type(x) is TracedInt else None for i, x in enumerate(inputs) if traced(x)}, found
+    came = {i: x.expr if type(x) is TracedInt else None for i, x in enumerate(inputs) if traced(x)}
+    if op.name == "Slice" and inputs:
+        _note_bounds(inputs[0], attrs.get("index"))
+    for name, value in attrs.items():  # (``x[:min(k, 4)]``'s bound: its expression, dynamic._with_minmax)
+        sized = [e for x in _floats_in(value, (TracedInt,)) for e in subexpressions(x.expr) if e in MINMAX]
+        if sized:
+            came[name] = _expressions(value)
+            SIZED.extend((e, MINMAX[e]) for e in sized)
+    return came, found
+
+
+def _note_bounds(x, index):
+    """Notes in :data:`BOUNDS` the comparisons eager's slicing of ``x`` makes of each traced int
+    bound of ``index`` (``x[:k]``): its sign (a negative one counts from the end) and whether it
+    lies within the dim (one past it is clamped), as torch guards ``0 <= k <= n``: the real call's
+    are the graph's range (:func:`.dynamic_ints.minmax_sides`), not a length that stops growing."""
+    if type(index) is not tuple or Ellipsis in index or not hasattr(x, "shape"):
+        return
+    dims = [i for i in index if i is not None]
+    for i, n in zip(dims, x.shape):
+        for b in (i.start, i.stop) if type(i) is slice else ():
+            if type(b) is TracedInt and b.expr is not None and b.uses.active:
+                v = int.__int__(b)
+                BOUNDS.append(("__ge__", 0, v >= 0, b.expr))
+                BOUNDS.append(("__le__", n, v <= n, b.expr) if v >= 0 else ("__ge__", -n, v >= -n, b.expr))
+
+
+def _expressions(value):
+    """``value`` (an op's attribute: tuples, lists, slices) with each traced int its expression."""
+    if type(value) is TracedInt and value.expr is not None:
+        return value.expr
+    if type(value) in (tuple, list):
+        return type(value)(_expressions(v) for v in value)
+    if type(value) is slice:
+        return slice(*(_expressions(v) for v in (value.start, value.stop, value.step)))
+    return plain(value)
 
 
 def _floats_in(value, kinds=(TracedFloat, FloatInt)):
