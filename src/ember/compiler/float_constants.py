@@ -14,9 +14,9 @@ caches become a constant's load and ``NOP``s), so jumps, lines and exception tab
 function gets its code back when the recording ends (:func:`restore_codes`), and the guards,
 which read the function's own code, still guard the global. A global's or closure's
 (:class:`LoadedFloat`) is read when its operator runs, as eager's load right before it
-(``global LR; LR = LR * 0.5`` earlier in the function: the new value); a site whose right operand
-calls a function (which could write the name between eager's load and the operator) is left as
-it is. A local's or an attribute's float is not rewritten (one code serves every instance).
+(``global LR; LR = LR * 0.5`` earlier in the function: the new value; one that a call in the
+right operand writes, ``LR * (k + bump())``, would be read after the call, where eager's reads
+it before). A local's or an attribute's float is not rewritten (one code serves every instance).
 """
 import dis
 import os
@@ -58,8 +58,6 @@ def _sites(code):
             ins = left[0]
             if ins.opname == "LOAD_CONST" and type(ins.argval) is float:
                 found.append((ins.offset, "const", ins.argval))
-            elif any("CALL" in i.opname for i in right):  # (``LR * (k + bump())``: eager's LR read before the call)
-                continue
             elif ins.opname == "LOAD_GLOBAL" and not ins.arg & 1 and type(_GLOBAL_CACHES) is int:
                 found.append((ins.offset, ins.argval, None))
             elif ins.opname == "LOAD_DEREF" and ins.argval in code.co_freevars:  # (a closure's: ``base * (it + 1)``)
