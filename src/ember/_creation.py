@@ -199,13 +199,11 @@ def _size(size, name=None, call=None, position=1, sequence=False):
     return size
 
 
-def _sizes(sizes, size):
-    """The size given positionally (``zeros(2, 3)``, ``zeros((2, 3))``) or as ``size=``."""
-    if size is None:
-        return sizes
-    if sizes:
+def _sizes(sizes, size, name):
+    """The size given positionally (``zeros(2, 3)``) or as ``size=``, a sequence (``zeros(size=2)``: torch's TypeError)."""
+    if size is not None and sizes:
         raise TypeError("received both positional sizes and size=; give one")
-    return (size,)
+    return sizes if size is None else (sizes_arg((size,), name, position=None, sequence=True),)
 
 
 def _np(dtype):
@@ -237,7 +235,7 @@ def zeros(*sizes, size=None, dtype=None, device=None, requires_grad=False, out=N
     ``layout=torch.sparse_coo`` a sparse tensor without entries
     (https://pytorch.org/docs/stable/generated/torch.zeros.html)."""
     check_device(device)
-    shape = _size(_sizes(sizes, size), "zeros")
+    shape = _size(_sizes(sizes, size, "zeros"), "zeros")
     if _sparse_or_dense("zeros", layout):
         return _empty_sparse(shape, _np(dtype), requires_grad)
     return _finish(np.zeros(shape, _np(dtype)), requires_grad)
@@ -248,7 +246,7 @@ def ones(*sizes, size=None, dtype=None, device=None, requires_grad=False, out=No
     (https://pytorch.org/docs/stable/generated/torch.ones.html)."""
     check_device(device)
     _sparse_or_dense("ones", layout)
-    return _finish(np.ones(_size(_sizes(sizes, size), "ones"), _np(dtype)), requires_grad)
+    return _finish(np.ones(_size(_sizes(sizes, size, "ones"), "ones"), _np(dtype)), requires_grad)
 
 
 def empty(*sizes, size=None, dtype=None, device=None, requires_grad=False, out=None, layout=None,
@@ -258,7 +256,7 @@ def empty(*sizes, size=None, dtype=None, device=None, requires_grad=False, out=N
     RuntimeError for ``preserve_format`` or a channels-last format of another rank, as torch
     (https://pytorch.org/docs/stable/generated/torch.empty.html)."""
     check_device(device)
-    shape = _size(_sizes(sizes, size), "empty")
+    shape = _size(_sizes(sizes, size, "empty"), "empty")
     if _sparse_or_dense("empty", layout):
         return _empty_sparse(shape, _np(dtype), requires_grad)
     return _finish(_memory_format.for_empty(np.empty(shape, _np(dtype)), memory_format), requires_grad)

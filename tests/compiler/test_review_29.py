@@ -96,6 +96,11 @@ SIZES = {  # (resize_ read its sizes with int(): resize_(2, 2.5) made 2 x 2; unf
     "new_full an int": lambda m: m.ones(2).new_full(2, 1.0),
     "randint an int size": lambda m: m.randint(5, 3),
     "randint a 0-d tensor in the size": lambda m: m.randint(0, 5, (m.tensor(2),)),
+    "zeros size= an int": lambda m: m.zeros(size=2),
+    "rand size= a NumPy int": lambda m: m.rand(size=np.int64(2)),
+    "ones size= a float": lambda m: m.ones(size=2.0),
+    "empty size= ()": lambda m: m.empty(size=()),
+    "randn size= a list": lambda m: m.randn(size=[2]),
 }
 
 
