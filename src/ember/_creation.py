@@ -571,19 +571,19 @@ def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False):
     return out
 
 
-def new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
+def new_zeros(self, *sizes, size=None, dtype=None, device=None, requires_grad=False):
     """Zeros of ``size`` with ``self``'s dtype unless ``dtype`` is given, on ``self``'s device."""
-    return _beside(self, "zeros", size, dtype or self.dtype, requires_grad)
+    return _beside(self, "zeros", _sizes(sizes, size, "new_zeros"), dtype or self.dtype, requires_grad)
 
 
-def new_ones(self, *size, dtype=None, device=None, requires_grad=False):
+def new_ones(self, *sizes, size=None, dtype=None, device=None, requires_grad=False):
     """Ones of ``size`` with ``self``'s dtype unless ``dtype`` is given, on ``self``'s device."""
-    return _beside(self, "ones", size, dtype or self.dtype, requires_grad)
+    return _beside(self, "ones", _sizes(sizes, size, "new_ones"), dtype or self.dtype, requires_grad)
 
 
-def new_empty(self, *size, dtype=None, device=None, requires_grad=False):
+def new_empty(self, *sizes, size=None, dtype=None, device=None, requires_grad=False):
     """An uninitialised tensor of ``size`` (ember gives zeros) with ``self``'s dtype."""
-    return _beside(self, "zeros", size, dtype or self.dtype, requires_grad)
+    return _beside(self, "zeros", _sizes(sizes, size, "new_empty"), dtype or self.dtype, requires_grad)
 
 
 def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):

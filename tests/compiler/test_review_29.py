@@ -101,6 +101,13 @@ SIZES = {  # (resize_ read its sizes with int(): resize_(2, 2.5) made 2 x 2; unf
     "ones size= a float": lambda m: m.ones(size=2.0),
     "empty size= ()": lambda m: m.empty(size=()),
     "randn size= a list": lambda m: m.randn(size=[2]),
+    "view size=": lambda m: m.ones(6).view(size=(2, 3)),  # (the names torch takes: refused before)
+    "reshape shape=": lambda m: m.reshape(m.ones(6), shape=(2, -1)),
+    "permute dims=": lambda m: m.ones(2, 3).permute(dims=(1, 0)),
+    "repeat repeats=": lambda m: m.ones(2).repeat(repeats=(2,)),
+    "sum_to_size size=": lambda m: m.ones(2, 3).sum_to_size(size=(1, 3)),
+    "new_empty size=": lambda m: m.ones(2).new_empty(size=(3,)),
+    "new_zeros size= an int": lambda m: m.ones(2).new_zeros(size=3),
 }
 
 
