@@ -490,6 +490,7 @@ def _unify(samples, fixed):
     output = fit_returned([c.output for c in caps], same, exprs, [p for p, _ in samples], set(fixed),
                           getattr(caps[0], "int_symbols", ()), Mismatch)
     _strict([[(id(p), i) for p, i in c.grad_sets] for c in caps], ".grad updates")
+    _strict([c.input_grad_sets for c in caps], "inputs' .grad updates")
     _strict([[(id(o), i, k, how) for o, i, k, how in c.group_writes] for c in caps], "writes into optimizer groups")
     _strict([[(key, name, i) for _, key, name, i in c.attr_sets] for c in caps], "module attributes set")
     _strict([[(key, name, how) for _, key, name, how in c.float_sets] for c in caps], "module floats set")

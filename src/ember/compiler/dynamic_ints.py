@@ -19,12 +19,12 @@ from .group_writes import watched_groups
 from .float_constants import SWAPPED, restore_codes, swap_codes
 from .side_effects import GLOBALS_SEEN, global_names, plain_object
 from .symbolic import Cond, Expr, evaluate, free_symbols, symbol
-from .traced_floats import float_conditions, mark_returned, note_unseen
+from .traced_floats import argument_positions, float_conditions, mark_returned, note_unseen
 from .traced_ints import BOUNDS, COMPARISONS, INT_POSITIONS, MADE, MINMAX, SAVED, SIZED, TRACING, VALUES, TracedFloat, TracedInt, Uses, patch_math, patch_minmax, plain, unpatch_math
 
 __all__ = ["ARG", "int_symbols", "static_ints", "traced_capture", "int_ranges", "returned_ints", "fit_returned",
            "plain_ints", "compared_range", "Ranges", "State", "float_capture", "minmax_atoms",
-           "minmax_sides", "picked_ranges", "fitted_at"]
+           "minmax_sides", "picked_ranges", "fitted_at", "traced_again"]
 
 # ``dims`` keys are (flat tensor input index, dim), or (ARG, position in (*args, *kwargs.values()))
 # for a scalar int argument (an IntVar of a spec, or an int taken as a symbol: int_symbols)
@@ -460,6 +460,14 @@ def _watching(run, world):
             out.append(run(a, k))
         return out[0]
     return watched
+
+
+def traced_again(run, args, kwargs, world, floats):
+    """``run(args, kwargs)`` (the recording of a call at new sizes of a dynamic graph, checked to
+    be the fitted graph there: :func:`.dynamic.verify`) with the float arguments that graph takes
+    (``floats``: its :func:`~.traced_floats.float_inputs`) traced again, as its recordings were:
+    ``(result, capture)`` (recorded plain, each new size was a graph of its own, and each value)."""
+    return float_capture(run, args, kwargs, world, argument_positions(floats))[:2]
 
 
 def float_capture(run, args, kwargs, world, positions):

@@ -310,9 +310,18 @@ TRANSPARENT = {_operate.__code__, ConstFloat.__add__.__code__, ConstFloat.__sub_
 _STEERING = {"__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__bool__"}
 
 
+# float arithmetic and conversions in ember's own code (not NumPy's: ``np.full`` reads ``__float__``):
+# the result is a plain number the graph would keep (``rrelu``'s ``(lower + upper) / 2``,
+# ``interpolate``'s ``float(scale_factor)``, ``logspace``'s ``float(start)``), so a use
+_COMPUTING = {"__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__truediv__", "__rtruediv__",
+              "__floordiv__", "__rfloordiv__", "__mod__", "__rmod__", "__divmod__", "__rdivmod__", "__pow__",
+              "__rpow__", "__neg__", "__round__", "__trunc__", "__floor__", "__ceil__", "__int__", "__float__"}
+
+
 def _float_noting(name, method):
     def use(self, *args):
-        if self.uses[0].active and name in _STEERING and not _from_user():
+        if self.uses[0].active and not _from_user() and (name in _STEERING or name in _COMPUTING and sys._getframe(
+                1).f_code.co_filename.startswith(_EMBER)):
             for seen in self.uses:
                 seen.append((name, f"{user_frame()} (in ember's {sys._getframe(1).f_code.co_name})"))
         elif self.uses[0].active and _from_user():
@@ -321,6 +330,8 @@ def _float_noting(name, method):
                 return FloatInt(method(self), self.uses, (_TO_INT[name], self, None) if name == "__round__"
                                 else (_TO_INT[name], self))
             how = _FLOAT_ARITHMETIC.get(name)
+            if name == "__abs__" and all(seen.floats for seen in self.uses):  # (``abs(lr)``: Python's at each call)
+                return TracedFloat(method(self), self.uses, ("math.fabs", self))
             if name in _UNARY:
                 return self if name == "__pos__" else TracedFloat(method(self), self.uses, ("neg", self, None))
             other = args[0] if args else None
@@ -438,21 +449,23 @@ for _name in dir(float):
         setattr(TracedFloat, _name, _float_noting(_name, getattr(float, _name)))
 
 
-# the float attribute an op's graph node may take as an input (traced_floats.float_nodes)
-ATTRIBUTE_INPUTS = {"Add": "alpha", "Sub": "alpha", "LeakyRelu": "negative_slope", "Addcmul": "value"}
+# the float attributes an op's graph node may take as inputs (traced_floats.float_nodes; ``elu``'s
+# alpha, not ``celu``'s, whose ``input_scale`` is Python's ``1 / alpha``)
+ATTRIBUTE_INPUTS = {"Add": ("alpha",), "Sub": ("alpha",), "LeakyRelu": ("negative_slope",), "Addcmul": ("value",),
+                    "Elu": ("alpha",), "Threshold": ("threshold", "value")}
 
 
 def traced_operands(op, inputs, attrs):
     """``{position: expression}`` of an op's ``inputs`` that are traced ints (None: a plain int
     with one's value, :func:`traced`), and ``{position: traced float}`` of them (and the attribute
     of :data:`ATTRIBUTE_INPUTS`: ``add``'s and ``sub``'s ``alpha``, ``leaky_relu``'s slope, ``addcmul``'s
-    ``value``); a traced
+    ``value``, ``elu``'s ``alpha``, ``threshold``'s ``threshold`` and ``value``); a traced
     float inside an input (a list) or another attribute (a fill value) is a use of it: the graph
     takes it as a number."""
     found = {i: x for i, x in enumerate(inputs) if type(x) is TracedFloat or type(x) is FloatInt}
-    name = ATTRIBUTE_INPUTS.get(op.name)
-    if name is not None and type(attrs.get(name)) is TracedFloat:
-        found[name] = attrs[name]
+    for name in () if "input_scale" in attrs or "scale" in attrs else ATTRIBUTE_INPUTS.get(op.name, ()):
+        if type(attrs.get(name)) is TracedFloat:
+            found[name] = attrs[name]
     for value in (*(x for i, x in enumerate(inputs) if i not in found), *(v for k, v in attrs.items() if k not in found)):
         for x in _floats_in(value):
             for seen in x.uses:
