@@ -287,7 +287,9 @@ class ConstFloat(float):
 
 
 def _operate(self, other, how):
-    value = float.__float__(self)
+    value = float.__float__(self) if type(self) is ConstFloat else self.now()  # (a global's: float_constants.py)
+    if type(value) is not float:  # (the global or closure cell holds no float now)
+        return _OPERATORS[how](value, other)
     if type(other) is TracedInt and other.uses.active:
         if other.expr is not None:
             return TracedFloat(_INT_FLOAT[how](value, int.__int__(other)), (other.uses,), (how, value, other))

@@ -116,7 +116,7 @@ def note_float_operands(frame):
     traced = {name: value for name, value in frame.f_locals.items() if type(value) in _TRACED}
     code = frame.f_code
     for left, right, line, _ in operator_operands(code):
-        if left and left[0].opname == "LOAD_CONST" and type(left[0].argval) is ConstFloat:
+        if left and left[0].opname == "LOAD_CONST" and isinstance(left[0].argval, ConstFloat):
             continue  # (its operator noted it: float_constants.py)
         names = [i.argval for i in right if i.opname in ("LOAD_FAST", "LOAD_DEREF", "LOAD_CLOSURE")]
         hits = [traced[n] for n in names if n in traced and (type(traced[n]) is not TracedFloat or _to_int(right))]
