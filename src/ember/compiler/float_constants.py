@@ -3,12 +3,14 @@ nanoGPT's ``learning_rate * (it + 1)``), traced as torch 2.13 traces it: a float
 
 Python's ``float.__mul__`` reads an int subclass's digits in C, so a :class:`~.traced_ints.TracedInt`
 on the right of a plain float cannot see the operator (:func:`.traced_reads.note_float_operands`
-notes it as a use: a graph per value). While int arguments are traced, each user function about
+notes it as a use: a graph per value); so does an int Python made of a traced float (``0.5 *
+round(lr)``, ``2.0 - math.floor(lr)``). While int or float arguments are traced, each user function about
 to be called (a value its caller's code loads, the compiled function itself or a module's
 ``forward``) whose code loads a float constant, or a global holding a float, right before the
 right operand of ``+``, ``-`` or ``*`` runs a copy of its code (:func:`swap_codes`) where that load
 pushes a :class:`~.traced_ints.ConstFloat` of the same value (a closure's float too): its operator makes a traced float of
-a traced int (``("mul", 0.01, it + 1)``, computed by Python at each call) and gives every other
+a traced int (``("mul", 0.01, it + 1)``, computed by Python at each call) or of such an int
+(``("mul", 0.5, round(lr))``, as ``round(lr) * 0.5``) and gives every other
 operand the plain float's result. The copy is the same length (a global's load and its inline
 caches become a constant's load and ``NOP``s), so jumps, lines and exception tables stay; the
 function gets its code back when the recording ends (:func:`restore_codes`), and the guards,
@@ -159,7 +161,7 @@ def restore_codes(count):
 
 def swap_callees(frame):
     """:func:`swap_codes` of the values user code ``frame`` (being called) loads (``get_lr``,
-    ``self.schedule``), while int arguments are traced."""
+    ``self.schedule``), while int or float arguments are traced."""
     if any(TRACING.value):
         try:
             swap_codes(list(loaded_values(frame)))

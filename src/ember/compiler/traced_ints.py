@@ -271,10 +271,11 @@ for _name in dir(int):
 
 
 class ConstFloat(float):
-    """A float constant (or global) of the user's code while int arguments are traced, only ever
+    """A float constant (or global) of the user's code while int or float arguments are traced, only ever
     the left operand of the ``+``, ``-`` or ``*`` right after its load (:mod:`.float_constants`):
-    with a traced int on the right (``0.01 * (k + 1)``) the result is a traced float of it, as
-    the int's own ``__rmul__`` would make; with anything else, the plain float's result."""
+    with a traced int on the right (``0.01 * (k + 1)``) or a :class:`FloatInt` (``0.5 * round(lr)``)
+    the result is a traced float of it, as the int's own ``__rmul__`` would make; with anything
+    else, the plain float's result."""
 
     def __add__(self, other):
         return _operate(self, other, "add")
