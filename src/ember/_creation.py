@@ -186,12 +186,12 @@ def from_numpy(ndarray):
     return Tensor._make(own_span(ndarray))
 
 
-def _size(size, name=None, call=None, position=1):
-    """The ints of ``size`` (a factory's sizes, :func:`ember._size.sizes_arg`): torch's errors for a missing
+def _size(size, name=None, call=None, position=1, sequence=False):
+    """The ints of ``size`` (a factory's sizes, :func:`ember._size.sizes_arg`, ``sequence`` too): torch's errors for a missing
     size of ``name`` (zeros, ...), a negative one, and the others naming ``call`` (default ``name``)."""
     if name is not None and not size:
         raise TypeError(f"{name}() missing 1 required positional arguments: \"size\"")
-    size = sizes_arg(size, call or name or "empty", position=position) if size else ()
+    size = sizes_arg(size, call or name or "empty", position=position, sequence=sequence) if size else ()
     if any(s < 0 for s in size):
         if name == "zeros":  # PyTorch's zeros words this one differently
             raise RuntimeError("zeros: Dimension size must be non-negative.")
@@ -199,13 +199,11 @@ def _size(size, name=None, call=None, position=1):
     return size
 
 
-def _sizes(sizes, size):
-    """The size given positionally (``zeros(2, 3)``, ``zeros((2, 3))``) or as ``size=``."""
-    if size is None:
-        return sizes
-    if sizes:
+def _sizes(sizes, size, name):
+    """The size given positionally (``zeros(2, 3)``) or as ``size=``, a sequence (``zeros(size=2)``: torch's TypeError)."""
+    if size is not None and sizes:
         raise TypeError("received both positional sizes and size=; give one")
-    return (size,)
+    return sizes if size is None else (sizes_arg((size,), name, position=None, sequence=True),)
 
 
 def _np(dtype):
@@ -237,7 +235,7 @@ def zeros(*sizes, size=None, dtype=None, device=None, requires_grad=False, out=N
     ``layout=torch.sparse_coo`` a sparse tensor without entries
     (https://pytorch.org/docs/stable/generated/torch.zeros.html)."""
     check_device(device)
-    shape = _size(_sizes(sizes, size), "zeros")
+    shape = _size(_sizes(sizes, size, "zeros"), "zeros")
     if _sparse_or_dense("zeros", layout):
         return _empty_sparse(shape, _np(dtype), requires_grad)
     return _finish(np.zeros(shape, _np(dtype)), requires_grad)
@@ -248,7 +246,7 @@ def ones(*sizes, size=None, dtype=None, device=None, requires_grad=False, out=No
     (https://pytorch.org/docs/stable/generated/torch.ones.html)."""
     check_device(device)
     _sparse_or_dense("ones", layout)
-    return _finish(np.ones(_size(_sizes(sizes, size), "ones"), _np(dtype)), requires_grad)
+    return _finish(np.ones(_size(_sizes(sizes, size, "ones"), "ones"), _np(dtype)), requires_grad)
 
 
 def empty(*sizes, size=None, dtype=None, device=None, requires_grad=False, out=None, layout=None,
@@ -258,7 +256,7 @@ def empty(*sizes, size=None, dtype=None, device=None, requires_grad=False, out=N
     RuntimeError for ``preserve_format`` or a channels-last format of another rank, as torch
     (https://pytorch.org/docs/stable/generated/torch.empty.html)."""
     check_device(device)
-    shape = _size(_sizes(sizes, size), "empty")
+    shape = _size(_sizes(sizes, size, "empty"), "empty")
     if _sparse_or_dense("empty", layout):
         return _empty_sparse(shape, _np(dtype), requires_grad)
     return _finish(_memory_format.for_empty(np.empty(shape, _np(dtype)), memory_format), requires_grad)
@@ -303,7 +301,7 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, out=
     _sparse_or_dense("full", layout)
     if dtype is None:
         dtype = _dtype.scalar_dtype(fill_value.item() if isinstance(fill_value, Tensor) else fill_value)
-    shape = _size((size,), call="full")
+    shape = _size((size,), call="full", sequence=True)
     return _finish(np.full(shape, _fill_value(fill_value, dtype, shape), dtype.np), requires_grad)
 
 
@@ -573,25 +571,25 @@ def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False):
     return out
 
 
-def new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
+def new_zeros(self, *sizes, size=None, dtype=None, device=None, requires_grad=False):
     """Zeros of ``size`` with ``self``'s dtype unless ``dtype`` is given, on ``self``'s device."""
-    return _beside(self, "zeros", size, dtype or self.dtype, requires_grad)
+    return _beside(self, "zeros", _sizes(sizes, size, "new_zeros"), dtype or self.dtype, requires_grad)
 
 
-def new_ones(self, *size, dtype=None, device=None, requires_grad=False):
+def new_ones(self, *sizes, size=None, dtype=None, device=None, requires_grad=False):
     """Ones of ``size`` with ``self``'s dtype unless ``dtype`` is given, on ``self``'s device."""
-    return _beside(self, "ones", size, dtype or self.dtype, requires_grad)
+    return _beside(self, "ones", _sizes(sizes, size, "new_ones"), dtype or self.dtype, requires_grad)
 
 
-def new_empty(self, *size, dtype=None, device=None, requires_grad=False):
+def new_empty(self, *sizes, size=None, dtype=None, device=None, requires_grad=False):
     """An uninitialised tensor of ``size`` (ember gives zeros) with ``self``'s dtype."""
-    return _beside(self, "zeros", size, dtype or self.dtype, requires_grad)
+    return _beside(self, "zeros", _sizes(sizes, size, "new_empty"), dtype or self.dtype, requires_grad)
 
 
 def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):
     """``fill_value`` everywhere in ``size``, with ``self``'s dtype unless ``dtype`` is given."""
     dtype = dtype or self.dtype
-    return _beside(self, "full", (size,), dtype, requires_grad, _fill_value(fill_value, dtype, _size((size,), call="new_full")))
+    return _beside(self, "full", (size,), dtype, requires_grad, _fill_value(fill_value, dtype, _size((size,), call="new_full", sequence=True)))
 
 
 # Factories that place their result on the meta device when asked (the ``*_like`` and

@@ -32,7 +32,7 @@ def rand(*sizes, size=None, generator=None, dtype=None, device=None, requires_gr
     """Uniform samples on [0, 1)."""
     check_device(device)
     dtype = _float_dtype(dtype, "check_uniform_bounds")
-    size = _size(_sizes(sizes, size), call="rand")
+    size = _size(_sizes(sizes, size, "rand"), call="rand")
     if generator is None and not requires_grad:  # an op: ember.compile records the draw in its graph
         return apply(StandardUniform, shape=size, dtype=dtype)
     return _finish(_distributions.uniform(size, 0.0, 1.0, dtype, generator), requires_grad)
@@ -42,7 +42,7 @@ def randn(*sizes, size=None, generator=None, dtype=None, device=None, requires_g
     """Standard normal samples; complex dtypes draw the real and imaginary parts with variance
     1/2 each (so E|z|^2 = 1), in torch's order: (real, imag) pairs."""
     check_device(device)
-    size = _size(_sizes(sizes, size), call="randn")
+    size = _size(_sizes(sizes, size, "randn"), call="randn")
     if dtype is not None and dtype.is_complex:
         parts = _distributions.normal(_size(size) + (2,), 0.0, 1 / math.sqrt(2), dtype.to_real(), generator)
         return _finish(parts.view(dtype.np)[..., 0], requires_grad)
@@ -62,7 +62,7 @@ def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=N
         low, high = 0, low
     if low >= high:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
-    arr = _distributions.randint(low, high, _size((size,), call="randint", position=2), generator)
+    arr = _distributions.randint(low, high, _size((size,), call="randint", position=2, sequence=True), generator)
     return _finish(arr.astype((dtype or _dtype.int64).np), requires_grad)
 
 

@@ -47,13 +47,18 @@ def _index(x, bools):
         return None
 
 
-def sizes_arg(sizes, name, arg="size", position=1):
+def sizes_arg(sizes, name, arg="size", position=1, sequence=False):
     """The ints of ``sizes``, the positional arguments of ``name(*sizes)`` (``zeros(2, 3)``,
     ``view((2, 3))``, ``reshape([6])``), as torch's parser reads its ``tuple of ints`` argument
     ``arg`` (at ``position``): ints, NumPy ints and one-element integer tensors (a bool after the
     first); TypeError in torch's words for a float, a bool first, None, a string, a float or
-    many-element tensor, an array (torch checks the first size's type, then unpacks the rest)."""
+    many-element tensor, an array (torch checks the first size's type, then unpacks the rest).
+    ``sequence``: ``sizes`` holds one argument that is no ``*sizes`` (``full(size, ...)``,
+    ``randint(high, size)``), which must be a tuple or list (``full(2, 1.0)`` is torch's TypeError)."""
     one = len(sizes) == 1
+    if one and sequence and not isinstance(sizes[0], (tuple, list)):
+        where = f" (position {position})" if position else ""
+        raise TypeError(f"{name}(): argument '{arg}'{where} must be tuple of ints, not {type_name(sizes[0])}")
     if one and not isinstance(sizes[0], (tuple, list)):
         value = _index(sizes[0], bools=False)
         if value is None:

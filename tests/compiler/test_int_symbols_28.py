@@ -56,7 +56,7 @@ def _leaky_any(x, slope, inplace):
 def test_leaky_relu_slope_dtypes_and_gradients(dtype, inplace):
     """A training step takes the slope in its backward too: one graph for every value, nan and inf
     included. float16's and bfloat16's slope is taken at float32 (torch's opmath), in eager too;
-    there it stays a number (a graph per value), as in ``x_half * lr``."""
+    there it stays a number (a graph per value; ``x_half * lr`` is an input: test_float_symbols_29.py)."""
     ember.compiler.reset()
     compiled = ember.compile(_leaky_any)
     slopes = (*SLOPES, math.nan, -math.inf) if dtype in ("float32", "float64") else (0.1, 0.2, -0.3)

@@ -402,10 +402,10 @@ def cast(x, dtype):
     source = x.dtype
     if is_bfloat16(source) and dtype.kind in "iu":
         return x.astype(np.float32).astype(dtype)
-    if source.kind == "f" and dtype.kind in "fV" and source.itemsize > 4:
-        with np.errstate(over="ignore"):  # float64 past float32's range: inf, silently as torch's
+    if (source.kind == "f" or is_bfloat16(source)) and dtype.kind in "fV" and (source.itemsize > 4 or _sixteen_bit(dtype)):
+        with np.errstate(over="ignore"):  # past the narrower dtype's range (float32's, float16's): inf, silently as torch's
             if _sixteen_bit(dtype):
-                x = x.astype(np.float32)
+                x = x.astype(np.float32, copy=False)
             return x.astype(dtype)
     if _sixteen_bit(dtype) and source.itemsize >= 4 and source != np.float32 and source.kind != "f":
         with np.errstate(over="ignore"):  # (int32, int64, complex: as c10's, through float)

@@ -119,11 +119,16 @@ def dtype_arg(input, dtype):
     return input if dtype is None else input.to(dtype)
 
 
-def shape_arg(shape, required=None, names=("view", "size")):
+def shape_arg(shape, required=None, names=("view", "size"), given=None):
     """``f(2, 3)`` and ``f((2, 3))`` alike: the sizes as a tuple of ints, TypeError as torch's
     parser words it for what is no int (:func:`ember._size.sizes_arg`). ``required`` names
     the call and the argument, ``("permute", "dims")``, where giving none is PyTorch's TypeError
-    (``x.permute()``; ``x.permute(())`` is an empty shape); ``names`` where none is required."""
+    (``x.permute()``; ``x.permute(())`` is an empty shape); ``names`` where none is required.
+    ``given``: the sizes given by the argument's name (``x.view(size=(2, 3))``), or None."""
+    if given is not None:
+        if shape:
+            raise TypeError(f"{(required or names)[0]}() got multiple values for argument '{(required or names)[1]}'")
+        shape = (given,)
     if required and not shape:
         raise TypeError(f'{required[0]}() missing 1 required positional arguments: "{required[1]}"')
     return sizes_arg(shape, *(required or names)) if shape else ()

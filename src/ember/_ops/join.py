@@ -15,10 +15,10 @@ from .shape import Clone, expand, reshape
 from .parser import parsed
 
 
-def repeat(input, *sizes):
+def repeat(input, *sizes, repeats=None):
     """``input`` tiled ``sizes`` times along each dim, as new storage
     (https://pytorch.org/docs/stable/generated/torch.Tensor.repeat.html)."""
-    sizes = shape_arg(sizes, ("repeat", "repeats"))
+    sizes = shape_arg(sizes, ("repeat", "repeats"), given=repeats)
     if len(sizes) < input.ndim:
         raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor")
     x = reshape(input, (1,) * (len(sizes) - input.ndim) + tuple(input.shape))

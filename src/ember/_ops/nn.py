@@ -61,14 +61,15 @@ class Elu(Op):
         xp, scalar = namespace(x), x.dtype.type
         with np.errstate(over="ignore"):
             negative = xp.expm1(x * scalar(input_scale)) * scalar(alpha * scale)
-        return xp.where(x > 0, x * scalar(scale), negative)
+        return xp.where(x < 0, negative, x * scalar(scale))  # (+-0 is x itself, as torch's: alpha inf or nan too)
 
     @staticmethod
     def backward(ctx, g):
         x = ctx.input(0)
         a = ctx.attrs
         alpha, scale, input_scale = a.get("alpha", 1.0), a.get("scale", 1.0), a.get("input_scale", 1.0)
-        slope_at_zero = alpha * scale * input_scale
+        # (alpha itself for elu: a compiled function's traced float stays one, not Python's product)
+        slope_at_zero = alpha if scale == input_scale == 1.0 else alpha * scale * input_scale
         # exp of the negative part only: exp(large x) would be inf, and the second derivative
         # through the unselected branch 0 * inf = nan (torch's is 0 there).
         negative_slope = (x.clamp(max=0) * input_scale).exp() * slope_at_zero

@@ -241,7 +241,7 @@ def _check_float_number(number, dtype):
     (lerp's weight, addcmul's and addcdiv's value) checked to float: beyond float32's range."""
     if isinstance(number, (int, float)) and dtype in (_dtype.float32, _dtype.float16, _dtype.bfloat16):
         # (a float read as a plain one: a compiled function's guard tells a float beyond float32's range apart)
-        real_if_fits(float(number) if isinstance(number, float) else number, _dtype.float32)
+        real_if_fits(float.__float__(number) if isinstance(number, float) else number, _dtype.float32)
 
 
 def _addc_args(name, tensor1, tensor2, args, value):

@@ -17,6 +17,7 @@ from .._backend.shared import owner, regrow
 from .._creation import from_numpy
 from ..autograd.grad_mode import STATE
 from . import core as _core
+from .args import shape_arg
 from .core import Op, apply
 from .shape import squeeze, t, unsqueeze
 
@@ -136,8 +137,7 @@ def resize_(self, *sizes, memory_format=None):
             size is negative (torch's ``-1`` is not inferred here), ``memory_format`` is
             ``preserve_format`` or a channels-last format of another rank.
     """
-    sizes = tuple(sizes[0]) if len(sizes) == 1 and not isinstance(sizes[0], int) else sizes
-    sizes = tuple(int(s) for s in sizes)
+    sizes = shape_arg(sizes, ("resize_", "size"))  # (resize_(2.5): torch's TypeError, not 2 elements)
     if self.requires_grad:
         raise RuntimeError("cannot resize variables that require grad")
     if any(s < 0 for s in sizes):

@@ -10,6 +10,7 @@ from .._backend import empty_strided_like, namespace, ndarray, overlaps_itself
 from .._creation import from_numpy
 from .._result_layout import in_input_format
 from .._tensor import Tensor, _wrap_dim
+from .._size import sizes_arg
 from .args import dims_arg, product, shape_arg
 from ..autograd.grad_mode import DUAL
 from .core import Op, apply, backward_view, dispatches, like_input, named, recording
@@ -52,9 +53,9 @@ def _shape_text(shape):
     return shape
 
 
-def reshape(input, *shape):
+def reshape(input, *sizes, shape=None):
     """Same elements in a new ``shape`` (one entry may be -1); a view when strides allow."""
-    shape = _infer_shape(shape_arg(shape, ("reshape", "shape")), input._data.size, input._data.shape)
+    shape = _infer_shape(shape_arg(sizes, ("reshape", "shape"), given=shape), input._data.size, input._data.shape)
     if shape == input._data.shape and not tracked(input):
         return input._alias()
     x = input._data
@@ -72,12 +73,12 @@ def reshape(input, *shape):
     return named(apply(View, input, shape=shape), "ReshapeAliasBackward0")
 
 
-def view(input, *shape):
+def view(input, *shape, size=None):
     """A view with a new ``shape``; RuntimeError when the strides do not allow one (use
     ``reshape``). ``view(dtype)``: the same memory read as ``dtype`` (:func:`_view_dtype`)."""
     if len(shape) == 1 and isinstance(shape[0], _dtype.dtype):
         return _view_dtype(input, shape[0])
-    shape = _infer_shape(shape_arg(shape, ("view", "size")), input._data.size, input._data.shape)
+    shape = _infer_shape(shape_arg(shape, ("view", "size"), given=size), input._data.size, input._data.shape)
     if not input._data.flags.c_contiguous:  # a contiguous array always has the view
         probe = input._data.view()
         try:
@@ -184,7 +185,7 @@ def unflatten(input, dim, sizes):
         raise RuntimeError(f"unflatten got an unexpected error: Dimension specified as {dim} but tensor "
                            "has no dimensions")
     d = _wrap_dim(dim, input.ndim)
-    sizes = list(sizes)
+    sizes = list(sizes_arg((sizes,), "unflatten", "sizes", position=2, sequence=True))
     if -1 in sizes:
         known = product(s for s in sizes if s != -1)
         sizes[sizes.index(-1)] = input.shape[d] // known if known else 0
@@ -225,10 +226,10 @@ class Unsqueeze(View):
     pass
 
 
-def permute(input, *dims):
+def permute(input, *order, dims=None):
     """A view with the dimensions in the order ``dims``; RuntimeError for a wrong count or
     repeated dims (https://pytorch.org/docs/stable/generated/torch.permute.html)."""
-    dims = shape_arg(dims, ("permute", "dims"))
+    dims = shape_arg(order, ("permute", "dims"), given=dims)
     if sorted(dims) == list(range(input.ndim)):
         return apply(Permute, input, dims=dims)  # valid as given: non-negative, distinct
     if len(dims) != input.ndim:
@@ -404,9 +405,9 @@ def broadcast_tensors(*tensors):
     return tuple(t if tuple(t.shape) == shape else expand(t, shape) for t in tensors)
 
 
-def sum_to_size(input, *size):
+def sum_to_size(input, *sizes, size=None):
     """Sums ``input`` down to ``size`` (the inverse of broadcasting to ``input``'s shape)."""
-    size = shape_arg(size, names=("sum_to_size", "size"))
+    size = shape_arg(sizes, names=("sum_to_size", "size"), given=size)
     shape = tuple(input.shape)
     if size == shape:
         return input

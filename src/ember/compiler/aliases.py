@@ -40,7 +40,7 @@ from .symbolic import evaluate, free_symbols
 
 __all__ = ["View", "input_views", "output_views", "returned_views", "hidden_bases", "without_views", "remake"]
 
-_VIEWED = ("input", "param", "tensor", "grad")  # the placeholders a returned view may be remade from
+_VIEWED = ("input", "param", "tensor", "grad", "input_grad")  # the placeholders a returned view may be remade from
 _DETACH = Node("call_op", "detach", Detach)  # (a returned detach() the graph holds as its base's node)
 
 

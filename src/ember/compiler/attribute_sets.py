@@ -11,7 +11,8 @@ set on the module after each replay (:func:`set_attributes`). One holding a tens
 history, an input or anything else still breaks the graph.
 
 One set to a float (or an int made of one) computed from the call's float arguments (``self.scale
-= lr * 2 + 1``, a traced float: :mod:`.traced_floats`) is set after each replay to the value
+= lr * 2 + 1``, a traced float: :mod:`.traced_floats`), or to an int computed from its int
+arguments taken as symbols (``self.n = k + 1``, a traced int), is set after each replay to the value
 computed from that call's arguments (:func:`float_attributes_set`, :func:`set_floats`), as torch
 sets a symbolic float; where every user code naming it stores it before any other use, no guard
 keeps its value (:func:`~.side_effects.names_read`): the next call reads only what it wrote.
@@ -21,7 +22,7 @@ import weakref
 
 from .._tensor import Tensor
 from .traced_floats import _how, _of_arguments, _value
-from .traced_ints import FloatInt, TracedFloat, plain
+from .traced_ints import FloatInt, TracedFloat, TracedInt, plain
 
 __all__ = ["attributes_before", "tensor_attributes_set", "float_attributes_set", "unguarded_names", "as_before", "noted",
            "extra", "set_attributes", "noted_floats", "set_floats"]
@@ -49,12 +50,12 @@ def tensor_attributes_set(before, made):
 
 def float_attributes_set(before):
     """``[(module, name, value, old value, how)]``: the attributes the call set (``before``:
-    :func:`attributes_before`) to a traced float computed from its arguments (``how``: its
+    :func:`attributes_before`) to a traced float or int computed from its arguments (``how``: its
     computation, :func:`~.traced_floats._how`), each set back to the plain ``value``, as eager's."""
     found = []
     for m, old in before:
         for name, value in vars(m).items():
-            if type(value) in (TracedFloat, FloatInt) and old.get(name, _ABSENT) is not value and _of_arguments(value):
+            if type(value) in (TracedFloat, FloatInt, TracedInt) and old.get(name, _ABSENT) is not value and _of_arguments(value):
                 found.append((m, name, plain(value), old.get(name, _ABSENT), _how(value)))
                 object.__setattr__(m, name, found[-1][2])
     return found

@@ -46,6 +46,7 @@ from .aot import enables_grad, record_backward, retained_history, runs_hooks
 from .attribute_sets import (as_before, attributes_before, extra, float_attributes_set, noted, noted_floats, set_floats,
                              tensor_attributes_set, unguarded_names)
 from .inner_views import strided_layout
+from .input_grads import grad_layouts, hide_grads, input_grad_sets, merge_grads
 from .layouts import layout_of
 from .graph import Graph
 from .group_replay import GROUPS, group_writes, hyperparameter_inputs, replay_writes, snapshot
@@ -79,6 +80,7 @@ class Capture:
         output: the :func:`skeleton` of the function's return value (rebuilt on replay).
         output_nodes: the graph outputs the return value's tensors map to, in flattening order.
         grad_sets: ``(param, output index or None)``: ``param.grad`` after the call (an output, or None).
+        input_grad_sets: ``(input position, output index or None, adds)``: the same for inputs (input_grads.py).
         group_writes: the writes into optimizers' groups a replay repeats after the graph (group_replay.py).
         grad_required: the input positions a replay makes require grad before the graph (``x.requires_grad_()``).
         attr_sets: ``(module ref, id, name, output index)``: a module attribute set to an output
@@ -98,7 +100,7 @@ class Capture:
         self.output, self.output_nodes, self.grad_sets, self.layouts, self.views = None, [], [], [], []
         self.attr_sets, self.float_sets = [], []
         self.breaks, self.ran_backward, self.reads_grad, self.pieces, self.read_names = [], False, False, [graph], None
-        self.group_writes, self.grad_required = [], []
+        self.group_writes, self.grad_required, self.input_grad_sets = [], [], []
 
     def require_grads(self, inputs):
         """Makes the call's ``inputs`` (``World.inputs``) at ``grad_required`` require grad, before a replay."""
@@ -115,7 +117,7 @@ class Capture:
 class Tracer(_core.Observer):
     """The observer that builds the graph while the function runs."""
     history, reads_grad = frozenset(), False  # ids of nodes made before the call; whether it read a .grad
-    double, group_before = False, {}  # a create_graph backward ran since the last backward; group_replay.snapshot
+    double, group_before, stashed = False, {}, {}  # a create_graph backward ran since the last; group_replay; input_grads
 
     def __init__(self, known, fullgraph):
         self.graph, self.grad_written = Graph(), set()
@@ -492,7 +494,8 @@ def capture(fn, args, kwargs, world, fullgraph=False, joint=True):
     cap_joint = None
     end_recording = record_on_this_thread(tracer)  # (Tensor methods breaking, tensors made, random draws)
     before, restore_print, restore_io = python_state(world, True), breaking_print(tracer.graph_break), breaking_io(tracer.graph_break)
-    tracer.group_before = snapshot(world.optimizers)
+    # (the inputs' .grad held aside: the graph computes what the call adds, input_grads.py)
+    tracer.group_before, (tracer.stashed, tracer.hooked) = snapshot(world.optimizers), hide_grads(world.inputs)
     arrays, attributes, sets, floats = [t._data for t in world.inputs], attributes_before(world), [], []
     _core.OBSERVERS.append(tracer)
     try:
@@ -529,6 +532,7 @@ def capture(fn, args, kwargs, world, fullgraph=False, joint=True):
                 cap_joint = record_backward(tracer, needing, list(placeholder_tensors(tracer.sources, world)))
     finally:
         _core.OBSERVERS.remove(tracer)
+        tracer.grad_ends = merge_grads(tracer.stashed)
         restore_print()
         read_names = restore_io(unguarded_names(floats, world.all_modules))
         end_recording()
@@ -573,13 +577,9 @@ def _finish(tracer, cap, result, sets, floats):
             break
         cap.grad_sets.append((p, len(outputs)))
         outputs.append(node)
+    cap.input_grad_sets = input_grad_sets(tracer, outputs)  # (x.grad set by a backward in the call)
     cap.attr_sets, cap.float_sets = noted(sets, returned, len(outputs)), noted_floats(floats)
     outputs += [tracer.arg(t, None) if cap.joint is None else tracer.node(t) for t in extra(sets, returned)]
-    for t in tracer.world.inputs:
-        node = tracer.value.get(id(t.grad._data)) if t.grad_fn is None and t.grad is not None else None
-        if node is not None and node.op != "placeholder":  # replayed, it would reach the recorded input
-            tracer.breaks.append(("backward into the .grad of an input tensor", "<end of function>"))
-            break
     for opt in tracer.world.optimizers:
         if any(isinstance(v, Tensor) and tracer.known.get(id(v._data), ((None,),))[0][0] != "state"
                for state in opt.state.values() for v in state.values()):
@@ -595,6 +595,6 @@ def _finish(tracer, cap, result, sets, floats):
         cap.breaks = tracer.breaks
         return
     cap.layouts = [layout_of(t._data) or strided_layout(t._data) for t in returned] \
-        + [layout_of(p.grad._data) for p, i in cap.grad_sets if i is not None] \
+        + grad_layouts(cap, tracer) \
         + [layout_of(t._data) or strided_layout(t._data) for t in extra(sets, returned)]
     tracer.graph.output(outputs)

@@ -141,31 +141,45 @@ def function_like(obj):
     return callable(obj) and not isinstance(obj, (Tensor, Module)) and not container(obj)
 
 
-def baked(obj, depth=0):
+def baked(obj, depth=0, walk=None):
     """What a graph may have baked in of a Python value: numbers and strings (with their type),
-    the structure and contents of containers and plain objects, ``DEPTH`` levels deep (one
-    over ``LARGE`` items by its length: :func:`flat` makes reading it a graph break; one
-    deeper, a new object every time: a guard that never holds);
-    function-like objects (:func:`function_like`) by identity; tensors and other objects by kind
-    (their own guards cover them)."""
+    the structure and contents of containers and plain objects, ``DEPTH`` levels deep, ``LARGE``
+    of them in all (one over ``LARGE`` items by its length: :func:`flat` makes reading it a graph
+    break; one deeper or past ``LARGE`` containers, a new object every time: a guard that never
+    holds); function-like objects (:func:`function_like`) by identity; tensors and other objects
+    by kind (their own guards cover them). A container met again in the walk is ``("again", its
+    number in the walk)``: objects linked to each other (a tree of nodes holding their parent)
+    are walked, and compared, once each, not once per path. ``walk``: ``{id: number}``."""
     if scalar(obj):  # (a zero float with its sign: ``x * -0.0`` is -0.0)
         return (float, obj, math.copysign(1.0, obj)) if type(obj) is float and obj == 0 else (type(obj), obj)
-    if function_like(obj):
-        return "is", id(obj)
-    if isinstance(obj, Tensor):
+    if isinstance(obj, _CONTAINERS):
+        items = obj.values() if isinstance(obj, dict) else obj
+    elif isinstance(obj, Tensor):
         return type(obj)
-    if depth > DEPTH:
+    elif plain_object(obj):
+        items = vars(obj).items()
+    else:  # (function-like: by identity)
+        return ("is", id(obj)) if callable(obj) and not isinstance(obj, Module) else type(obj)
+    n = len(items)
+    if n > LARGE:  # (its length only; a plain object by kind)
+        return (dict, tuple(obj)) if isinstance(obj, dict) else (type(obj), n) if items is obj else type(obj)
+    if walk is None:
+        walk = {}
+    elif id(obj) in walk:
+        return "again", walk[id(obj)]
+    if depth == DEPTH or len(walk) == LARGE:
         return object()
+    walk[id(obj)], depth = len(walk), depth + 1
     if isinstance(obj, (list, tuple, deque)):
-        return (type(obj), len(obj)) + (tuple([baked(v, depth + 1) for v in obj]) if len(obj) <= LARGE else ())
+        return (type(obj), n, *[baked(v, depth, walk) for v in obj])
     if isinstance(obj, dict):
-        return (dict, tuple(obj)) + (tuple([baked(v, depth + 1) for v in obj.values()])
-                                     if len(obj) <= LARGE else ())
+        return (dict, tuple(obj), *[baked(v, depth, walk) for v in items])
     if isinstance(obj, (set, frozenset)):
-        return type(obj), len(obj), (frozenset([baked(v, depth + 1) for v in obj]) if len(obj) <= LARGE else ())
-    if plain_object(obj) and len(vars(obj)) <= LARGE:
-        return type(obj), tuple([(k, baked(v, depth + 1)) for k, v in vars(obj).items()])
-    return type(obj)
+        return type(obj), n, frozenset([baked(v, depth, walk) for v in obj])
+    return type(obj), tuple([(k, baked(v, depth, walk)) for k, v in items])
+
+
+_CONTAINERS = (list, tuple, deque, dict, set, frozenset)
 
 
 def contents(container):

@@ -18,14 +18,15 @@ from ..fx import backend_graph as _backend_graph, graph_module as _graph_module 
 # the compiler)
 from .breaks import GRAPH_BREAK, VALUE_METHODS
 from .dynamic_ints import State
-from .patches import PRINT, WRITE, quiet_output
+from .patches import LOG, PRINT, WARN, WRITE, quiet_output
 from .structure import _SLOT
 from .torch_names import placeholder_names
 
 __all__ = ["custom_runner", "is_custom", "state_before", "first_run", "first_split_run"]
 
-# the graph breaks whose statements, run again, repeat nothing a user sees but their output (dropped)
-_RERUNNABLE = (*VALUE_METHODS.values(), PRINT, WRITE)
+# the graph breaks whose statements, run again, repeat nothing a user sees but their output, warnings
+# and log records (dropped)
+_RERUNNABLE = (*VALUE_METHODS.values(), PRINT, WRITE, *WARN, LOG)
 
 
 def is_custom(backend):
@@ -90,18 +91,25 @@ def state_before(backend, world):
     return State(world) if is_custom(backend) else None
 
 
+def _grads_kept(before, cap):
+    """Whether each ``.grad`` the recording ``cap`` set is a parameter's, which ``before`` puts back."""
+    kept = {id(p) for p, *_ in before.params}
+    return all(id(p) in kept for p, _ in cap.grad_sets)
+
+
 def first_run(entry, cap, result, before, call):
     """The results of the call that recorded ``cap`` (eager's, ``result``): as torch's, the
     callable ``entry``'s backend returned runs from this first call. The recording already ran
     the function on the real inputs, so the callable runs on them again after what the call
     read is set back to ``before`` (:func:`state_before`): the tensors it wrote into (inputs,
     buffers, parameters, optimizer state) and the random stream (its ops draw what the
-    recording drew), so that each write is made once, by the callable. Where that is not sound
-    the recording's results stand and the callable runs from the next call: a graph that sets
-    a ``.grad`` or runs a backward (accumulations the state does not undo) or writes into a
-    tensor with history (its ``grad_fn`` moved by the recording's write). ``call``: ``(inputs,
-    fn, args, kwargs, sizes)``, the entry's arguments."""
-    if before is None or entry.uncut or cap.grad_sets or cap.ran_backward:
+    recording drew), so that each write is made once, by the callable; the ``.grad`` of the
+    parameters it sets (``p.grad = g``), the state puts back too. Where that is not sound
+    the recording's results stand and the callable runs from the next call: a graph that runs
+    a backward (the recording's may have freed a graph made before the call) or sets the
+    ``.grad`` of another tensor, or writes into a tensor with history (its ``grad_fn`` moved by
+    the recording's write). ``call``: ``(inputs, fn, args, kwargs, sizes)``, the entry's arguments."""
+    if before is None or entry.uncut or cap.ran_backward or not _grads_kept(before, cap):
         return result
     written = [entry.fetch[i](call[0], call[4]) for i in entry.mutated]
     if any(t.grad_fn is not None for t in written):
@@ -115,13 +123,15 @@ def first_split_run(split_fn, cap, result, before, args, kwargs):
     the function now split at them (``split_fn``): as torch's, the callable backend's callables
     run for the pieces from this first call (each piece's own :func:`first_run`). The recording
     ran the whole function, so the split one runs on ``args`` and ``kwargs`` again, after what
-    the call wrote is set back to ``before`` (:func:`state_before`), its prints and writes to
-    ``sys.stdout``/``sys.stderr`` dropped (the recording showed them). Only where that run
-    repeats nothing else: each break a value read into Python (``.item()``, ``.tolist()``,
-    ``bool(t)`` ...), ``graph_break()`` or output; no change a recording sees as a Python side
-    effect (that is a break of its own), no backward, no write into a tensor with history.
-    Elsewhere the recording's results stand and the pieces run the callables from the next call."""
-    if before is None or cap.ran_backward or cap.grad_sets or any(
+    the call wrote is set back to ``before`` (:func:`state_before`), its prints, writes to
+    ``sys.stdout``/``sys.stderr``, warnings and log records dropped (the recording showed them:
+    :func:`~.patches.quiet_output`). Only where that run repeats nothing else: each break a value
+    read into Python (``.item()``, ``.tolist()``, ``bool(t)`` ...), ``graph_break()``, output, a
+    warning or a logger's call; no change a recording sees as a Python side effect (that is a
+    break of its own: a file written, a ``disable``d function called), no backward, no write into
+    a tensor with history. Elsewhere the recording's results stand and the pieces run the
+    callables from the next call."""
+    if before is None or cap.ran_backward or not _grads_kept(before, cap) or any(
             reason not in _RERUNNABLE and not reason.startswith(GRAPH_BREAK) for reason, _ in cap.breaks):
         return result
     if any(t._versions[0] != v and t.grad_fn is not None for (t, _), v in zip(before.tensors, before.versions)):

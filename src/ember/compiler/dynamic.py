@@ -36,7 +36,8 @@ from .graph import Node, Subgraph
 from .guards import World
 from .probe_sizes import base_size, far_sizes, near_sizes, small_bases
 from .symbolic import Expr, Underdetermined, evaluate, fit, fit_ratio, free_symbols
-from .dynamic_ints import ARG, Ranges, State as _State, compared_range, fit_returned, int_ranges, traced_capture
+from .dynamic_ints import (ARG, Ranges, State as _State, compared_range, fit_returned, fitted_at, int_ranges,
+                           minmax_atoms, minmax_sides, picked_ranges, traced_capture)
 from .marks import mark_dynamic, mark_static, marks, maybe_mark_dynamic  # (imported from here too)
 from .traced_ints import Uses
 
@@ -60,13 +61,14 @@ class Shape:
     (``patterns[i]``: ints and expressions), for scalar argument ``k`` its symbol
     (``ints[k]``), and the range ``[lo, hi]`` of each symbol (``hi`` None: unbounded).
     ``sources[name]`` names where a symbol is read (``x.size(0)``, ``argument 1``).
-    ``samples`` are the recordings the graph was fitted to (checked again by :func:`verify`),
+    ``samples`` are the recordings the graph was fitted to (checked again by :func:`verify`; ``fitted``
+    what they fitted, :func:`.dynamic_ints.fitted_at`),
     ``verified`` the sizes it has been recorded at, ``traced`` the symbols of int arguments
     that only ops took."""
 
     def __init__(self, patterns, ranges, sources, ints=None):
         self.patterns, self.ranges, self.sources, self.ints = patterns, ranges, sources, ints or {}
-        self.samples, self.verified, self.traced = [], set(), set()
+        self.samples, self.verified, self.traced, self.fitted = [], set(), set(), None
 
     def ran_at(self, sizes):
         """Whether the graph has been recorded (probed, or verified) at ``sizes``, or needs no
@@ -119,10 +121,11 @@ def capture_dynamic(fn, args, kwargs, world, fullgraph, dims, ranges, names, log
             e = dims.pop((ARG, k))
             log(f"specialising {e} (argument {k}): Python reads its value ({seen[0][0]} at {seen[0][1]})")
     uses = {k: seen for k, seen in uses.items() if not seen}
-    ranges = Ranges(ranges)
+    ranges, scalars = Ranges(ranges), (*args, *kwargs.values())
     for k, seen in uses.items():  # ``if k > 3:``, ``k == 3``: a graph for the values with the same outcomes
         name, seen.branch = dims[(ARG, k)].args[0], _outcomes(seen.compared)
         ranges[name] = compared_range(seen.compared, ranges.get(name, (-math.inf, None)), ranges.conds)
+    minmax_sides(cap, {e.args[0]: scalars[k] for (i, k), e in dims.items() if i == ARG}, ranges)  # (x[:k]: 0 <= k <= n)
     # (``k == 3`` True: a graph for 3 alone, but the int is no constant: another value is a symbol again)
     cap.pinned = {k for k, seen in uses.items() if any(c.op == "==" and free_symbols(c) == [dims[(ARG, k)].args[0]]
                                                        for c in ranges.conds)}
@@ -131,7 +134,6 @@ def capture_dynamic(fn, args, kwargs, world, fullgraph, dims, ranges, names, log
     after = _State(world)
     inputs = world.inputs
     hints, sources = {}, {}
-    scalars = (*args, *kwargs.values())
     for (i, d), e in dims.items():
         if isinstance(e, Expr) and e.op == "sym":
             hints.setdefault(e.args[0], scalars[d] if i == ARG else inputs[i].shape[d])
@@ -174,9 +176,11 @@ def capture_dynamic(fn, args, kwargs, world, fullgraph, dims, ranges, names, log
         return result, cap, None, None
     symbols, samples, shape_ranges, covered = fitted
     shape_ranges = Ranges(shape_ranges, [c for c in ranges.conds if set(free_symbols(c)) <= set(symbols)])
+    picked_ranges(getattr(cap, "minmax", ()), [p for p, _ in samples], symbols, shape_ranges)  # (``min(k, 4)`` probed one side)
     base, graph_cap = samples[0]
     graph_cap.pinned = cap.pinned
-    _apply(graph_cap, _unify(samples, [n for n in hints if n not in symbols]))
+    fitted = _unify(samples, [n for n in hints if n not in symbols])
+    _apply(graph_cap, fitted)
     graph_cap.graph.symbols = tuple(symbols)
     patterns, ints = {}, {}  # a specialised symbol keeps the size the samples had (its base)
     for (i, d), e in dims.items():
@@ -189,7 +193,7 @@ def capture_dynamic(fn, args, kwargs, world, fullgraph, dims, ranges, names, log
     numbers = int_ranges(graph_cap, ints, samples, shape_ranges)
     shape = Shape({i: tuple(p) for i, p in patterns.items()}, shape_ranges, sources, ints)
     shape.traced = numbers - set(free_symbols(list(patterns.values())))
-    shape.samples = samples[1:]  # the first one's graph now holds the fitted expressions
+    shape.samples, shape.fitted = samples[1:], fitted  # (the first one's graph holds them now)
     shape.verified = {shape.key({n: point[n] for n in symbols}) for point, _ in samples}
     log(f"dynamic graph of {getattr(fn, '__qualname__', fn)}: {shape.describe()}"
         + "".join(f"; {n} only a number (new values run unrecorded)" for n in sorted(shape.traced)))
@@ -275,9 +279,11 @@ def verify(shape, sizes, cap):
         return f"the call at {_fmt(sizes)} breaks the graph: {cap.breaks[0][0]}"
     point = dict(shape.samples[0][0], **sizes)
     reason = _unify_reason(shape.samples + [(point, cap)])
-    if reason is None:
-        shape.verified.add(shape.key(sizes))
-    return reason
+    if reason is not None:
+        return reason
+    if not fitted_at(shape.fitted, point, cap):  # (``min(i0, 4)`` fits them, where the graph holds ``i0``)
+        return f"the graph's sizes are not the call's at {_fmt(sizes)}"
+    shape.verified.add(shape.key(sizes))
 
 
 def _largest_accepted(name, probe, base, got, refused):
@@ -414,7 +420,7 @@ def _unify(samples, fixed):
     if len({len(g.nodes) for g in graphs}) > 1:
         raise Mismatch(f"the graphs differ in length ({', '.join(str(len(g.nodes)) for g in graphs)} nodes)")
     index = [{n: k for k, n in enumerate(g.nodes)} for g in graphs]
-    atoms = []
+    atoms = minmax_atoms(caps[0])  # (``x[:min(k, 4)]``'s length: ``min(i0, 4)``)
 
     def same(values, where):
         first = values[0]
@@ -484,6 +490,7 @@ def _unify(samples, fixed):
     output = fit_returned([c.output for c in caps], same, exprs, [p for p, _ in samples], set(fixed),
                           getattr(caps[0], "int_symbols", ()), Mismatch)
     _strict([[(id(p), i) for p, i in c.grad_sets] for c in caps], ".grad updates")
+    _strict([c.input_grad_sets for c in caps], "inputs' .grad updates")
     _strict([[(id(o), i, k, how) for o, i, k, how in c.group_writes] for c in caps], "writes into optimizer groups")
     _strict([[(key, name, i) for _, key, name, i in c.attr_sets] for c in caps], "module attributes set")
     _strict([[(key, name, how) for _, key, name, how in c.float_sets] for c in caps], "module floats set")
@@ -494,8 +501,8 @@ def _unify(samples, fixed):
     for nodes in zip(*(g.nodes for g in graphs)):
         n = nodes[0]
         where = f"{n.name} ({getattr(n.target, 'name', n.op)})"
-        args = same(_with_minmax(nodes, graphs[0], [p for p, _ in samples], fixed), where)
-        kwargs = same([m.kwargs for m in nodes], where)
+        args, kwargs = _with_minmax(nodes, graphs[0], [p for p, _ in samples], fixed)
+        args, kwargs = same(args, where), same(kwargs, where)
         shape = same([m.meta.get("shape") for m in nodes], f"{where} result shape")
         _strict([(m.meta.get("dtype"), m.meta.get("requires_grad"), m.meta.get("num_outputs")) for m in nodes], where)
         plan.append((n, args, kwargs, shape))
@@ -503,19 +510,21 @@ def _unify(samples, fixed):
 
 
 def _with_minmax(nodes, graph, points, fixed):
-    """The samples' args of ``nodes``, each operand that came as a traced ``min``/``max`` of the
-    symbols (:func:`.traced_ints.patch_minmax`) its expression where it gives the values at every
-    point: no polynomial fits it over points on both sides of its corner."""
+    """The samples' args and attributes of ``nodes``, each operand (attribute) that came as a
+    traced ``min``/``max`` of the symbols (:func:`.traced_ints.patch_minmax`; a slice's bound:
+    ``x[:min(k, 4)]``) its expression where it gives the values at every point: no polynomial
+    fits it over points on both sides of its corner."""
     came = {j: e for j, e in graph.traced_operands.get(nodes[0], {}).items()
-            if isinstance(e, Expr) and ("min(" in repr(e) or "max(" in repr(e))
-            and set(fixed).isdisjoint(free_symbols(e))}
+            if e is not None and ("min(" in repr(e) or "max(" in repr(e)) and set(fixed).isdisjoint(free_symbols(e))}
     if not came:
-        return [m.args for m in nodes]
+        return [m.args for m in nodes], [m.kwargs for m in nodes]
     for j, e in list(came.items()):
-        if not all(j < len(m.args) and type(m.args[j]) is int and evaluate(e, p) == m.args[j]
+        if not all(j in m.kwargs and evaluate(e, p) == m.kwargs[j] if type(j) is str else
+                   j < len(m.args) and type(m.args[j]) is int and evaluate(e, p) == m.args[j]
                    for m, p in zip(nodes, points)):
             del came[j]
-    return [tuple(came.get(j, a) for j, a in enumerate(m.args)) for m in nodes]
+    return ([tuple(came.get(j, a) for j, a in enumerate(m.args)) for m in nodes],
+            [{k: came.get(k, v) for k, v in m.kwargs.items()} for m in nodes])
 
 
 class SizedConstant:

@@ -19,11 +19,12 @@ from .group_writes import watched_groups
 from .float_constants import SWAPPED, restore_codes, swap_codes
 from .side_effects import GLOBALS_SEEN, global_names, plain_object
 from .symbolic import Cond, Expr, evaluate, free_symbols, symbol
-from .traced_floats import float_conditions, mark_returned, note_unseen
-from .traced_ints import INT_POSITIONS, MADE, MINMAX, SAVED, TRACING, VALUES, TracedFloat, TracedInt, Uses, patch_math, patch_minmax, plain, unpatch_math
+from .traced_floats import argument_positions, float_conditions, mark_returned, note_unseen
+from .traced_ints import BOUNDS, COMPARISONS, INT_POSITIONS, MADE, MINMAX, SAVED, SIZED, TRACING, VALUES, TracedFloat, TracedInt, Uses, patch_math, patch_minmax, plain, unpatch_math
 
 __all__ = ["ARG", "int_symbols", "static_ints", "traced_capture", "int_ranges", "returned_ints", "fit_returned",
-           "plain_ints", "compared_range", "Ranges", "State", "float_capture"]
+           "plain_ints", "compared_range", "Ranges", "State", "float_capture", "minmax_atoms",
+           "minmax_sides", "picked_ranges", "fitted_at", "traced_again"]
 
 # ``dims`` keys are (flat tensor input index, dim), or (ARG, position in (*args, *kwargs.values()))
 # for a scalar int argument (an IntVar of a spec, or an int taken as a symbol: int_symbols)
@@ -58,6 +59,8 @@ def traced_capture(fn, args, kwargs, world, fullgraph, joint, uses, values, symb
         # ``step`` it would be guarded as an object, by identity), in replays too
         cap.returned_exprs = [v.expr if type(v) is TracedInt else None for v in returned_ints(cap.output)]
         cap.int_symbols = {e.args[0] for e in symbols.values()}
+        cap.minmax = list(SIZED)  # (``x[:min(k, 4)]``: which operand it took, guarded unless probed both)
+        cap.minmax_made, cap.bounds = list(MINMAX), list(BOUNDS)
         cap.output = plain(mark_returned(cap.output))  # (a float of float arguments: computed at each call)
         return plain(result), cap
     finally:
@@ -68,6 +71,8 @@ def traced_capture(fn, args, kwargs, world, fullgraph, joint, uses, values, symb
             INT_POSITIONS.pop(e.args[0], None)
         VALUES.clear()
         MINMAX.clear()
+        SIZED.clear()
+        BOUNDS.clear()
         for seen in uses.values():
             seen.active = False
         plain_ints(world)  # (``self.pos = k``, ``seen.append(k)``: a plain int kept there)
@@ -165,6 +170,9 @@ def compared_range(compared, was, conds=None):
     lo, hi = was
     for name, c, outcome, expr in compared:
         op = _HOLDS[name] if outcome else _NEGATED[name]
+        expr = _one_side(op, expr, c)
+        if expr is None:  # (``min(k, 4) < 0``: k < 0 alone decides it, 4 < 0 holding never)
+            continue
         line = _affine(expr)
         if line is None or op in ("==", "!="):
             if conds is not None:
@@ -180,6 +188,76 @@ def compared_range(compared, was, conds=None):
             bound = (m - b) // a
             hi = bound if hi is None else min(hi, bound)
     return lo, hi
+
+
+def minmax_atoms(cap):
+    """The ``min``/``max`` expressions of the traced ints a recording made (``min(i0, 4)``, one
+    each): what :func:`.symbolic.fit` may fit its sizes with (``x[:min(k, 4)]``'s length,
+    ``ones(min(k, 4))``'s)."""
+    return list({e.key(): e for e in getattr(cap, "minmax_made", ()) if e.op in ("min", "max")}.values())
+
+
+def fitted_at(fitted, point, cap):
+    """Whether what :func:`.dynamic._unify` fitted (``(plan, sources, output)``) gives, at
+    ``point`` (``{symbol: int}``), the ints of recording ``cap``'s nodes (their args, attributes
+    and shapes) and its constant tensors rebuilt per call: a fit over other recordings may be
+    another expression (``min(i0, 3)`` where the graph holds ``3``)."""
+    plan, sources, _ = fitted
+    want = [evaluate(entry[1:], point) for entry in plan]
+    if list(_ints(want)) != list(_ints([(n.args, n.kwargs, n.meta.get("shape")) for n in cap.graph.nodes])):
+        return False
+    return all(np.array_equal(const.build(point), cap.sources[k][1]) for k, (_, const) in sources)
+
+
+def _ints(value):
+    if type(value) is int:
+        yield value
+    elif isinstance(value, (tuple, list, slice, dict)):
+        for v in (value.start, value.stop, value.step) if isinstance(value, slice) else \
+                value.values() if isinstance(value, dict) else value:
+            yield from _ints(v)
+
+
+def minmax_sides(cap, values, ranges):
+    """Narrows ``ranges`` (:class:`Ranges`), before the probes, to the values for which the real
+    call's recording ``cap`` compared as it did: each slice bound's comparisons (``cap.bounds``:
+    ``0 <= k <= 6`` of ``x[:k]``, :data:`~.traced_ints.BOUNDS`), and the side of the corner of each
+    ``min``/``max`` an op's attribute took (``cap.minmax``) where the probes, at values >= 2,
+    would not reach the call otherwise: its symbol's value (``values``: ``{symbol: int}``) is
+    below 2 (``x[:min(k, 2)]`` at k = -3) or it compares two symbols (``min(k, j)``)."""
+    conds = [cond for _, cond in getattr(cap, "minmax", ()) if len(free_symbols(cond[3])) > 1 or all(
+        values.get(n, 2) < 2 for n in free_symbols(cond[3]))]
+    for cond in (*getattr(cap, "bounds", ()), *conds):
+        names = free_symbols(cond[3])
+        if names and all(n in values for n in names):
+            ranges[names[0]] = compared_range([cond], ranges.get(names[0], (-math.inf, None)), ranges.conds)
+
+
+def picked_ranges(minmax, points, symbols, ranges):
+    """Narrows ``ranges`` (:class:`Ranges` of the graph's ``symbols``) to the values for which
+    each ``min``/``max`` an op's attribute took (``minmax``: the real call's ``(expression,
+    comparison)``, :data:`.traced_ints.SIZED`) picks the operand it picked, where the recordings
+    (at ``points``) all picked that one: a size fitted over one side of its corner (``x[:min(k,
+    4)]`` at k = 1, 2, 3: ``i0``) is no size past it. Where they picked both, each size is fitted
+    over both sides (``min(i0, 4)``): no range."""
+    for _, (name, c, outcome, diff) in minmax:
+        names = free_symbols(diff)
+        if not set(names) <= set(symbols) or any(COMPARISONS[name](evaluate(diff, p), c) is not outcome for p in points):
+            continue
+        ranges[names[0]] = compared_range([(name, c, outcome, diff)], ranges[names[0]], ranges.conds)  # (or a Cond)
+
+
+def _one_side(op, expr, c):
+    """``expr`` with each ``min``/``max`` of an expression and an int (``min(k, 4)``) that holding
+    ``expr op c`` reduces to its expression (``min(k, 4) >= 0``: ``k >= 0``), or None where the
+    int alone makes it hold (``min(k, 4) <= 6``)."""
+    while op in ("<", "<=", ">", ">=") and isinstance(expr, Expr) and expr.op in ("min", "max") and any(
+            type(a) is int for a in expr.args):
+        a, k = expr.args if type(expr.args[1]) is int else expr.args[::-1]
+        if (op in (">", ">=")) != (expr.op == "min") and Cond(op, k, c).evaluate({}):  # (an ``or``: the int's side holds)
+            return None
+        expr = a
+    return expr
 
 
 def _affine(expr):
@@ -384,14 +462,25 @@ def _watching(run, world):
     return watched
 
 
-def float_capture(run, args, kwargs, world, positions):
+def traced_again(run, args, kwargs, world, floats, fn=None):
+    """``run(args, kwargs)`` (the recording of a call at new sizes of a dynamic graph, checked to
+    be the fitted graph there: :func:`.dynamic.verify`) with the float arguments that graph takes
+    (``floats``: its :func:`~.traced_floats.float_inputs`) traced again, as its recordings were:
+    ``(result, capture)`` (recorded plain, each new size was a graph of its own, and each value);
+    ``fn``, the compiled function, as :func:`float_capture`'s."""
+    return float_capture(run, args, kwargs, world, argument_positions(floats), fn)[:2]
+
+
+def float_capture(run, args, kwargs, world, positions, fn=None):
     """``run(args, kwargs)`` (a recording: ``(result, capture)``) with the float arguments at
     ``positions`` (in ``(*args, *kwargs.values())``) passed as traced floats
     (:mod:`.traced_floats`). Returns ``(result, capture, symbols)``: ``symbols`` ``{position:
     conditions}`` of those Python did not use, which the graph takes as inputs, each with the
     comparisons Python made of it (``if lr > 0.5``: :func:`.traced_floats.float_conditions`). A run that read one's class
     (``type(lr) is float``: False there) is run again with the floats plain. The optimizers'
-    groups are watched for the user's code reading them (:func:`.group_writes.watched_groups`)."""
+    groups are watched for the user's code reading them (:func:`.group_writes.watched_groups`);
+    ``fn``, the compiled function, runs its float constants' rewrite (``0.5 * round(lr)``:
+    :mod:`.float_constants`)."""
     run = _watching(run, world)
     if not positions:
         patched = patch_math()  # (``math.cos(k / 6)``: traced as ``k * 0.5`` is)
@@ -408,7 +497,8 @@ def float_capture(run, args, kwargs, world, positions):
         arguments[k] = TracedFloat(arguments[k], (uses[k],), ("argument", k))
         uses[k].active = True
     TRACING.append(uses)
-    patched = patch_math()  # (``math.sqrt(lr)`` traced too)
+    patched, swapped = patch_math(), len(SWAPPED)  # (``math.sqrt(lr)`` traced too)
+    swap_codes((fn,) if fn is not None else ())
     made = []  # (the floats made: Python's computations checked by the guards, float_conditions)
     try:
         try:
@@ -423,6 +513,7 @@ def float_capture(run, args, kwargs, world, positions):
             cap.output = plain(mark_returned(cap.output))
     finally:
         TRACING.remove(uses)
+        restore_codes(swapped)
         unpatch_math(patched)
         made += _floats_made()
         for seen in uses.values():

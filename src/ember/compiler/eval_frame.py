@@ -30,7 +30,7 @@ from .custom_backend import custom_runner, first_run, first_split_run, is_custom
 from .capture import capture, input_names, unflatten
 from .config_module import ConfigPatch
 from .dynamic import capture_dynamic, marks as _marks, verify
-from .dynamic_ints import float_capture, int_symbols, static_ints
+from .dynamic_ints import float_capture, int_symbols, static_ints, traced_again
 from .traced_floats import fill_floats, has_returned_floats, float_guards, float_inputs, float_positions, returned_floats
 from .breaks import SPARSE, eager_argument as _eager_argument, sparse_argument as _sparse_argument
 from .exc import FailOnRecompileLimitHit, Unsupported
@@ -40,6 +40,7 @@ from .aliases import remake, without_views
 from .arguments import Binder
 from .attribute_sets import set_attributes
 from .inner_views import Strided, for_backend, wrap
+from .input_grads import set_grads
 from .layouts import laid_out
 from .markers import _name, _stance, disable, is_compiling, set_stance
 from .options import BACKENDS, MODES, resolve as _resolve
@@ -198,8 +199,7 @@ class _Entry:
                 results = [t if i in self.passthrough else t.detach() for i, t in enumerate(results)]
         if self.views:
             results = remake(self.views, self.viewed, results, tensors, sizes)
-        for p, i in self.cap.grad_sets:
-            p.grad = None if i is None else results[i]
+        set_grads(self.cap, inputs, results)
         self.cap.replay_writes(args, kwargs)  # (``g["lr"] = lr``)
         set_attributes(self.cap.attr_sets, results)
         return returned_floats(unflatten(self.cap.output, iter(results), sizes), self.marked, args, kwargs)
@@ -296,7 +296,7 @@ class _CompiledFunction:
                     return entry(world.inputs, fn, args, kwargs, sizes)
                 # the first call at new sizes runs eagerly, recorded, and must be the fitted graph
                 before = state_before(self._backend, world)  # (a callable backend's: first_run)
-                result, cap = capture(fn, args, kwargs, world, self._fullgraph)
+                result, cap = traced_again(lambda a, k: capture(fn, a, k, world, self._fullgraph), args, kwargs, world, entry.floats, fn)
                 reason = verify(entry.shape, sizes, cap)
                 limit = self._recompile_limit or config.recompile_limit
                 if reason is not None and self._cache.family.captured() < limit:
@@ -349,7 +349,7 @@ class _CompiledFunction:
         record = (lambda a, k: capture_dynamic(fn, a, k, world, self._fullgraph, dims, ranges, names, lambda text: _log(
             "dynamic", text))) if dims else lambda a, k: (*capture(fn, a, k, world, self._fullgraph), None, None)
         before = state_before(self._backend, world)  # (a callable backend's callable runs at this call: first_run)
-        result, cap, shape, static, symbols = float_capture(record, args, kwargs, world, floats)
+        result, cap, shape, static, symbols = float_capture(record, args, kwargs, world, floats, fn)
         facts = read_groups(float_guards(facts, symbols), world.optimizers)  # (a float Python used keeps its guard)
         # (an int specialised, not probed again at each new value)
         # (``k == 3`` True pins its int to one graph, not for good: dynamic.capture_dynamic's ``pinned``)

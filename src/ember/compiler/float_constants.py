@@ -3,19 +3,22 @@ nanoGPT's ``learning_rate * (it + 1)``), traced as torch 2.13 traces it: a float
 
 Python's ``float.__mul__`` reads an int subclass's digits in C, so a :class:`~.traced_ints.TracedInt`
 on the right of a plain float cannot see the operator (:func:`.traced_reads.note_float_operands`
-notes it as a use: a graph per value). While int arguments are traced, each user function about
+notes it as a use: a graph per value); so does an int Python made of a traced float (``0.5 *
+round(lr)``, ``2.0 - math.floor(lr)``). While int or float arguments are traced, each user function about
 to be called (a value its caller's code loads, the compiled function itself or a module's
 ``forward``) whose code loads a float constant, or a global holding a float, right before the
 right operand of ``+``, ``-`` or ``*`` runs a copy of its code (:func:`swap_codes`) where that load
 pushes a :class:`~.traced_ints.ConstFloat` of the same value (a closure's float too): its operator makes a traced float of
-a traced int (``("mul", 0.01, it + 1)``, computed by Python at each call) and gives every other
+a traced int (``("mul", 0.01, it + 1)``, computed by Python at each call) or of such an int
+(``("mul", 0.5, round(lr))``, as ``round(lr) * 0.5``) and gives every other
 operand the plain float's result. The copy is the same length (a global's load and its inline
 caches become a constant's load and ``NOP``s), so jumps, lines and exception tables stay; the
 function gets its code back when the recording ends (:func:`restore_codes`), and the guards,
-which read the function's own code, still guard the global. The global's value is the one it
-held when the function was first called in the recording (one that user code changes in the
-middle of a recording would be read stale; so would a closure's). A local's or an attribute's
-float is not rewritten (one code serves every instance).
+which read the function's own code, still guard the global. A global's or closure's
+(:class:`LoadedFloat`) is read when its operator runs, as eager's load right before it
+(``global LR; LR = LR * 0.5`` earlier in the function: the new value; one that a call in the
+right operand writes, ``LR * (k + bump())``, would be read after the call, where eager's reads
+it before). A local's or an attribute's float is not rewritten (one code serves every instance).
 """
 import dis
 import os
@@ -70,26 +73,46 @@ def _rewritten(fn):
     code, globals_ = fn.__code__, fn.__globals__
     consts, raw = list(code.co_consts), bytearray(code.co_code)
     for offset, name, value in _sites(code):
+        where = None
         if type(name) is tuple:  # (a closure's cell: its value now)
-            value = fn.__closure__[name[1]].cell_contents if fn.__closure__ else None
+            where = fn.__closure__[name[1]] if fn.__closure__ else None
+            value, name = getattr(where, "cell_contents", None), code.co_freevars[name[1]]
         elif name != "const":
-            value = globals_.get(name, _MISSING)
-            if value is _MISSING:
-                value = getattr(globals_.get("__builtins__"), name, None)
+            where, value = globals_, globals_.get(name)
         if type(value) is not float:
             continue
         if len(consts) >= 256:
             break
-        consts.append(ConstFloat(value))
+        consts.append(ConstFloat(value) if where is None else LoadedFloat(value, where, name))
         raw[offset:offset + 2] = bytes((_LOAD_CONST, len(consts) - 1))
-        if type(name) is str and name != "const":
+        if type(where) is dict:
             raw[offset + 2:offset + 2 + 2 * _GLOBAL_CACHES] = bytes((_NOP, 0)) * _GLOBAL_CACHES
     if len(consts) == len(code.co_consts):
         return None
     return code.replace(co_code=bytes(raw), co_consts=tuple(consts))
 
 
-_MISSING = object()
+class LoadedFloat(ConstFloat):
+    """The :class:`ConstFloat` of a global's or closure cell's load (``where``: the function's
+    globals or the cell; ``name``): its operator reads the value :meth:`now`, as eager's load
+    right before it would."""
+
+    def __new__(cls, value, where, name):
+        made = super().__new__(cls, value)
+        made.where, made.name = where, name
+        return made
+
+    def now(self):
+        """The name's value now (Python's NameError where it has none)."""
+        if type(self.where) is dict:
+            if self.name in self.where:
+                return self.where[self.name]
+            raise NameError(f"name '{self.name}' is not defined")
+        try:
+            return self.where.cell_contents
+        except ValueError:
+            raise NameError(f"cannot access free variable '{self.name}' where it is not associated with a value "
+                            "in enclosing scope") from None
 
 
 def _user_function(value):
@@ -138,8 +161,8 @@ def restore_codes(count):
 
 def swap_callees(frame):
     """:func:`swap_codes` of the values user code ``frame`` (being called) loads (``get_lr``,
-    ``self.schedule``), while int arguments are traced."""
-    if any(not seen.floats for uses in TRACING.value for seen in uses.values()):
+    ``self.schedule``), while int or float arguments are traced."""
+    if any(TRACING.value):
         try:
             swap_codes(list(loaded_values(frame)))
         except Exception:

@@ -35,6 +35,7 @@ from .group_writes import BEFORE, READ
 from .layouts import LAYOUTS, layout_keys
 from .reads import _MISSING, _class_values, _defaults, _read, class_attributes, reads_hold
 from .side_effects import global_names, plain_object, unread_attributes, user_class, user_code
+from .input_grads import input_facts
 from .sources import ATTRIBUTES
 from .symbolic import Expr, evaluate, free_symbols
 
@@ -290,8 +291,7 @@ def _kinds(arguments, free):
 
 
 def _free_roots(source, reads):
-    """The objects bound to the function (see :func:`_source`), then what it reads (see
-    :func:`_free_values`)."""
+    """The objects bound to the function (see :func:`_source`), then what it reads (:func:`_free_values`)."""
     bound, fn, names = source
     seen = {id(fn)}
     yield from bound
@@ -403,6 +403,7 @@ def snapshot(world, args, kwargs):
     # (a Tensor subclass's class too: its graph returns its class's tensors, a plain one's plain ones)
     facts += [(_input_name(i), (t._data.shape, t.dtype, t.requires_grad) if type(t) is Tensor else
                (t._data.shape, t.dtype, t.requires_grad, type(t))) for i, t in enumerate(world.inputs)]
+    facts += input_facts(world.inputs)  # (which have a .grad, gradient hooks: sources.relevant)
     declared = {id(h[1]) for h in world.held}  # objects whose tensors are inputs: by type and contents
     for i, value in enumerate((*args, *kwargs.values())):
         if not isinstance(value, (Tensor, list, tuple, dict)):
@@ -487,10 +488,9 @@ _PLAIN = {float, int, bool, str, type(None)}
 
 
 def _hyperparameter(value, is_input):
-    """A group entry as guarded: of one the graph reads as an input (``is_input``), whether it
-    is zero (its value may change without a recompile; a zero term is left out of the kernels);
-    of any other, its value, a 0-d tensor (which a scheduler updates in place) by its number;
-    a tuple item by item."""
+    """A group entry as guarded: of one the graph reads as an input (``is_input``), whether it is zero
+    (its value may change without a recompile; a zero term is left out of the kernels); of any
+    other, its value, a 0-d tensor (which a scheduler updates in place) by its number; a tuple item by item."""
     if type(value) is tuple:
         return tuple([_hyperparameter(v, is_input) for v in value])
     if isinstance(value, Tensor):

@@ -6,11 +6,13 @@ one recording's version installed for good).
 """
 import builtins
 import contextlib
+import logging
 import sys
 import threading
+import warnings
 
-__all__ = ["patch", "unpatch", "breaking_print", "from_user", "quiet_output", "LIBRARIES", "PRINT", "WRITE",
-           "PerThread"]
+__all__ = ["patch", "unpatch", "breaking_print", "from_user", "quiet_output", "io_reason", "LIBRARIES", "PRINT",
+           "WRITE", "WARN", "LOG", "PerThread"]
 
 # the top-level packages whose code is no user code (its calls, prints and reads are not the user's)
 LIBRARIES = {"ember", "numpy", "scipy", "torch", "functools", "builtins", "threadpoolctl", "ml_dtypes"}
@@ -59,6 +61,16 @@ _MUTED = {}
 
 PRINT = "print() is a Python side effect (a replay would not print)"
 WRITE = "a write to sys.stdout or sys.stderr is a Python side effect (a replay would not write it)"
+# (a logging handler's write, to any stream or file: the call logging it runs again only where the record is dropped)
+LOG = "a logging handler's output is a Python side effect (a replay would not log it)"
+
+
+def io_reason(what):
+    """The reason of a graph break at a C call ``what`` doing input or output (``open()``)."""
+    return f"{what} is input or output, a Python side effect (a replay would not repeat it)"
+
+
+WARN = (io_reason("warnings.warn()"), io_reason("warnings.warn_explicit()"))
 
 
 def breaking_print(graph_break):
@@ -69,16 +81,19 @@ def breaking_print(graph_break):
     bound to another name before the call (``log = print``), ``pprint``, a warning shown or a
     logging handler writing to the stream at the time break as well (torch's dynamo does not
     trace into those either). Only calls from user code or the standard library called from it
-    count (not ember's, NumPy's...), and each breaks the innermost recording of its own thread. Returns
+    count (not ember's, NumPy's...), and each breaks the innermost recording of its own thread; so
+    does a call of a logger's methods (``log.info(...)``: torch's dynamo breaks there). Returns
     the function ending it (:func:`unpatch`: a stream the call replaced stays)."""
     thread = threading.get_ident()
     with _PATCHING:
         _PRINTING.setdefault(thread, []).append(graph_break)
     printing, streams = patch(builtins, ("print",), _traced_print), patch(sys, ("stdout", "stderr"), _breaking_stream)
+    logs = patch(logging.Logger, _LOG_METHODS, _traced_log)
 
     def restore():
         unpatch(printing, builtins)
         unpatch(streams, sys)
+        unpatch(logs, logging.Logger)
         with _PATCHING:
             breaks = _PRINTING[thread]
             del breaks[next(i for i in range(len(breaks) - 1, -1, -1) if breaks[i] is graph_break)]
@@ -118,6 +133,20 @@ def _traced_print(name, original):
     return traced_print
 
 
+# a logger's methods: each call from user code breaks the graph, as torch's dynamo's, whatever the
+# level (the level read by Python each call: ``if log.isEnabledFor(DEBUG)`` follows a later setLevel)
+_LOG_METHODS = ("debug", "info", "warning", "warn", "error", "exception", "critical", "fatal", "log", "isEnabledFor",
+                "getEffectiveLevel", "hasHandlers")
+
+
+def _traced_log(name, original):
+    def traced_log(*args, **kwargs):
+        _user_call(LOG)
+        return original(*args, **kwargs)
+    traced_log.__name__, traced_log.__doc__ = name, original.__doc__
+    return traced_log
+
+
 def _breaking_stream(name, stream):
     return None if stream is None else _BreakingStream(stream)
 
@@ -141,14 +170,28 @@ class _BreakingStream:
         return getattr(self._stream, name)
 
 
+def _unless_muted(name, original):
+    def unless_muted(*args, **kwargs):
+        return None if threading.get_ident() in _MUTED else original(*args, **kwargs)
+    unless_muted.__name__, unless_muted.__doc__ = original.__name__, original.__doc__
+    return unless_muted
+
+
+# what quiet_output() swaps in: (module or class, name, the version dropping the muted thread's calls)
+_QUIET = ((builtins, "print", _traced_print), (sys, "stdout", _breaking_stream), (sys, "stderr", _breaking_stream),
+          # (every warning shown or recorded passes through it: the C warnings.warn calls it by name)
+          (warnings, "_showwarnmsg", _unless_muted), (logging.Logger, "handle", _unless_muted))
+
+
 @contextlib.contextmanager
 def quiet_output():
-    """While it runs, what this thread prints (to any file) or writes to ``sys.stdout``/``sys.stderr``
-    is dropped (other threads' is shown); recordings inside it still break at each print or write
-    (:func:`breaking_print`). For a second run of a call whose output was shown already
+    """While it runs, what this thread prints (to any file), writes to ``sys.stdout``/``sys.stderr``,
+    warns (shown or recorded) or logs (a logger's records) is dropped (other threads' is
+    shown); recordings inside it still break at each print or write (:func:`breaking_print`).
+    For a second run of a call whose output, warnings and records were shown already
     (:func:`~.custom_backend.first_split_run`)."""
     thread = threading.get_ident()
-    printing, streams = patch(builtins, ("print",), _traced_print), patch(sys, ("stdout", "stderr"), _breaking_stream)
+    saved = [patch(owner, (name,), swapped) for owner, name, swapped in _QUIET]
     with _PATCHING:
         _MUTED[thread] = _MUTED.get(thread, 0) + 1
     try:
@@ -158,8 +201,8 @@ def quiet_output():
             _MUTED[thread] -= 1
             if not _MUTED[thread]:
                 del _MUTED[thread]
-        unpatch(printing, builtins)
-        unpatch(streams, sys)
+        for (owner, _, _), names in zip(_QUIET, saved):
+            unpatch(names, owner)
 
 
 class PerThread(threading.local):

@@ -11,7 +11,6 @@ accepts: a convolution refuses an image smaller than its kernel, a stride-32 net
 call (``if H > 100``), :mod:`.dynamic` probes next to the real size as before.
 """
 
-import math
 
 from .symbolic import free_symbols
 
@@ -22,8 +21,9 @@ SMALL = 32  # sizes up to this are probed next to themselves
 
 def _floor(lo, hi):
     """The least value probed in the range ``[lo, hi]``: 2, but for an int argument's range
-    bounded only above by a comparison (``if k > 3:`` False: ``[-inf, 3]``) up to 3 below it."""
-    return min(2, hi - 2) if lo == -math.inf and hi is not None else 2
+    bounded above by a comparison and below by none or a negative value (``if k > 3:`` False:
+    ``[-inf, 3]``; ``x[:k]`` at k < 0: ``[-n, -1]``) up to 3 below its top."""
+    return max(lo, min(2, hi - 2)) if lo < 0 and hi is not None else 2
 
 
 def _allowed(name, value, ranges):

@@ -36,6 +36,7 @@ _META = operator.attrgetter("__class__", "_data.shape", "_data.strides", "dtype"
 _DATA = operator.attrgetter("_data")
 _BASE = operator.attrgetter("base")
 _GRAD = operator.attrgetter("grad")
+_GRAD_SLOT = operator.attrgetter("_grad")  # (an input's: a non-leaf's read warns)
 _IS_NONE = functools.partial(operator.is_, None)
 _PLAIN = (float, int, bool, str, type(None))
 _ARGUMENTS = frozenset(_PLAIN)  # (besides tensors: an argument compared by its guard's key)
@@ -54,9 +55,10 @@ class Recheck:
     the same array has the same shape and dtype, as ember rebinds ``_data`` rather than reshape
     an array in place) and values that change in place (the optimizers' groups, compared with
     copies, and where they differ, the optimizer's facts as the full path reads them; state
-    sizes; an input's shape, dtype and ``requires_grad``; the tensors' ``requires_grad``, which
-    parameters have a ``.grad``, which tensors read have a ``grad_fn``), and that no gradient hook was
-    registered or removed since (``autograd.graph.HOOKS_VERSION``).
+    sizes; an input's shape, dtype, ``requires_grad`` and whether it has a ``.grad``; the
+    tensors' ``requires_grad``, which parameters have a ``.grad``, which tensors read have a
+    ``grad_fn``), and that no gradient hook was registered or removed since
+    (``autograd.graph.HOOKS_VERSION``).
     A tensor that is not a view never becomes one (views are made as new tensors), so for those
     the slots are read, not the properties that refresh a view's history."""
 
@@ -129,7 +131,7 @@ class Recheck:
     def _values(self, args):
         """The facts that may change in place (compared by ``==``), in a fixed order."""
         world = self.world
-        values = [*map(_META, args), *map(self.requires_grad, self.tensors),
+        values = [*map(_META, args), *map(_IS_NONE, map(_GRAD_SLOT, args)), *map(self.requires_grad, self.tensors),
                   *map(_IS_NONE, map(_GRAD, world.params)), *map(_IS_NONE, map(self.grad_fn, world.free))]
         for opt in world.optimizers:
             values.append(tuple(map(len, opt.state.values())))

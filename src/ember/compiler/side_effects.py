@@ -9,6 +9,7 @@ import dis
 import functools
 import inspect
 import io
+import logging
 import operator
 import os
 import random
@@ -29,7 +30,7 @@ from ..autograd.graph import AccumulateGrad
 from ..optim.optimizer import Optimizer
 from .group_writes import group_state
 from .named_reads import direct_calls_only, requested_name
-from .patches import LIBRARIES as _LIBRARIES, PerThread, from_user as _from_user
+from .patches import LIBRARIES as _LIBRARIES, LOG, PerThread, from_user as _from_user, io_reason
 from .quiet_ops import QuietOps, unwatched
 from .sources import history_nodes
 from .traced_ints import TRACING
@@ -341,8 +342,9 @@ def _io_hook(frame, event, fn):
             else:
                 this.run[-1][_REQUESTED] = this.run[-1].get(_REQUESTED, frozenset()) | {name}
         what = _io_call(fn) if this.breaks else None
-        if what is not None and _from_user(frame):
-            this.breaks[-1](f"{what} is input or output, a Python side effect (a replay would not repeat it)")
+        if what is not None and _from_user(frame):  # (a logging handler's: one reason, whatever it writes)
+            this.breaks[-1](LOG if frame.f_globals.get("__name__", "").partition(".")[0] == "logging" else
+                            io_reason(what))
         elif TRACING.value and getattr(fn, "__module__", None) in ("math", "cmath") and _from_user(frame) and \
                 fn.__name__ not in ("floor", "ceil", "trunc"):  # (those call a float subclass's __floor__)
             note_math_calls(frame)  # (math.sqrt(lr): a traced float's value read without its methods)
@@ -397,11 +399,15 @@ def _numpy_stream():
     return name, key.tobytes(), pos, has_gauss, cached
 
 
+_NOT_PLAIN = (Module, Optimizer, type, Tensor, logging.Logger, logging.LoggerAdapter)
+
+
 def plain_object(value):
-    """An object whose attributes a function may set: not a module, optimizer, class or function;
-    callable only when its class's ``__call__`` is user code (a step object, not a compiled
-    function or a ``functools.partial``)."""
-    return hasattr(value, "__dict__") and not isinstance(value, (Module, Optimizer, type, Tensor)) \
+    """An object whose attributes a function may set: not a module, optimizer, class, function
+    or logger (its calls are graph breaks, as torch's dynamo's, and its tree of loggers and
+    handlers no graph reads); callable only when its class's ``__call__`` is user code (a step
+    object, not a compiled function or a ``functools.partial``)."""
+    return hasattr(value, "__dict__") and not isinstance(value, _NOT_PLAIN) \
         and (not callable(value) or user_code(getattr(type(value), "__call__", None))) and not inspect.ismodule(value)
 
 

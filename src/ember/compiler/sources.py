@@ -1,12 +1,12 @@
 """Sources: where each array a captured function reads is found again on the next call.
 
 A placeholder of a captured graph stands for an array the function read but did not compute: an
-argument (``("input", i)``), a parameter (``("param", p)``) or its ``.grad``, an optimizer's
-state tensor, a fixed tensor, a hyperparameter or a constant. :func:`known_arrays` lists the
-arrays known before the call with their source and a readable name (the names a learner sees in
-``graph.print_tabular()``), :func:`input_names` names the arguments after ``fn``'s signature;
-on replay :func:`fetcher` finds each placeholder's tensor again (:func:`escapes`: whether a
-constant needs a fresh copy per call).
+argument (``("input", i)``) or its ``.grad`` (``("input_grad", i)``), a parameter (``("param", p)``)
+or its ``.grad``, an optimizer's state tensor, a fixed tensor, a hyperparameter or a constant.
+:func:`known_arrays` lists the arrays known before the call with their source and a readable name
+(the names a learner sees in ``graph.print_tabular()``), :func:`input_names` names the arguments
+after ``fn``'s signature; on replay :func:`fetcher` finds each placeholder's tensor again
+(:func:`escapes`: whether a constant needs a fresh copy per call).
 """
 import inspect
 
@@ -14,18 +14,21 @@ import numpy as np
 
 from .._tensor import Tensor
 from ..autograd.graph import AccumulateGrad
+from .input_grads import INPUT_GRADS, INPUT_HOOKS
 from .structure import flatten
 
-__all__ = ["relevant", "AttributesRead", "input_names", "known_arrays", "placeholder_tensors", "world_arrays", "root_array", "fetcher", "escapes",
-           "history_nodes", "written_view_of"]
+__all__ = ["relevant", "AttributesRead", "ATTRIBUTES", "input_names", "known_arrays",
+           "placeholder_tensors", "world_arrays", "root_array", "fetcher", "escapes", "history_nodes", "written_view_of"]
 
 
 def relevant(facts, cap):
     """The guards a capture depends on: without a backward, a ``.grad`` read or an optimizer
     update, not which parameters have a ``.grad`` nor the optimizers' state; nor the former
     where the call set every parameter's ``.grad`` before reading any (a step starting with
-    ``zero_grad()``: its first call, without gradients, and the later ones share a graph); of
-    the modules' attributes, those its code could read (:class:`AttributesRead`)."""
+    ``zero_grad()``: its first call, without gradients, and the later ones share a graph); nor
+    which inputs have a ``.grad`` where the call read none (a backward's adds: input_grads.py),
+    nor their gradient hooks without a backward; of the modules' attributes, those its code
+    could read (:class:`AttributesRead`)."""
     grads = cap.reads_grad or any(s[0] == "grad" for s in cap.sources)
     if not (cap.ran_backward or grads or any(s[0] in ("state", "hyper") for s in cap.sources)):
         drop = ("which parameters", "optimizer")
@@ -33,6 +36,10 @@ def relevant(facts, cap):
         drop = ("which parameters have .grad",)
     else:
         drop = ()
+    if not (cap.reads_grad or any(s[0] == "input_grad" for s in cap.sources)):
+        drop += (INPUT_GRADS,)  # (a forward alone: a backward run after it sets x.grad, no recompile)
+    if not cap.ran_backward:
+        drop += (INPUT_HOOKS,)
     names = cap.read_names
     return [(name, AttributesRead(value, names) if names is not None and name == ATTRIBUTES else value)
             for name, value in facts if not (drop and name.startswith(drop))]
@@ -123,6 +130,9 @@ def known_arrays(world, args, kwargs):
     names = input_names(world.fn, args, kwargs) + [h[0] for h in world.held]
     for i, (t, name) in enumerate(zip(world.inputs, names)):
         known.setdefault(id(t._data), (("input", i), name))
+    for i, (t, name) in enumerate(zip(world.inputs, names)):  # (a leaf's: a backward accumulates into it)
+        if t._grad is not None and t._grad_fn is None:
+            known.setdefault(id(t._grad._data), (("input_grad", i), name + "_grad"))
     for p, name in zip(world.params, world.param_names()):
         known.setdefault(id(p._data), (("param", p), name))
         if p.grad is not None:
@@ -194,6 +204,8 @@ def fetcher(source, shared=False):
         return lambda inputs, sizes, t=source[1]: t
     if kind == "grad":
         return lambda inputs, sizes, p=source[1]: p.grad
+    if kind == "input_grad":
+        return lambda inputs, sizes, i=source[1]: inputs[i]._grad
     if kind == "state":
         return lambda inputs, sizes, opt=source[1], p=source[2], key=source[3]: opt.state[p][key]
     if kind == "hyper":

@@ -410,11 +410,47 @@ def fit(values, points, atoms=()):
             expr = _binary("//", _polynomial(scaled.astype(int).tolist(), terms), divisor)
             if all(evaluate(expr, p) == v for p, v in zip(points, values)):
                 return expr
+    found = _fit_minmax(values, points, atoms)
+    if found is not None or any(m.op in ("min", "max") and len({_key(a) for a in _picks(m, points)}) > 1
+                                for m in atoms):  # (points on both sides of a corner: no floor either)
+        return found
     for kind in (_fit_floor, _fit_remainder, _fit_remainder_of_floor):
         found = kind(values, points)
         if found is not None:
             return found
     return _fit_product(values, points, atoms) if atoms else None
+
+
+def _picks(m, points):
+    """The operand ``min``/``max`` expression ``m`` picks at each of ``points``."""
+    a, b = m.args
+    for p in points:
+        x, y = evaluate(a, p), evaluate(b, p)
+        yield a if (x <= y) == (m.op == "min") else b
+
+
+def _fit_minmax(values, points, atoms):
+    """``a * m + b`` (ints ``a``, ``b``; ``m`` a ``min``/``max`` of ``atoms``, one an int
+    argument's ``min(k, 4)`` took: ``x[:min(k, 4)]``'s length) that gives ``values`` at ``points``,
+    or None; Underdetermined when two that differ somewhere fit, but for one inside the other
+    (``max(min(k, 3), 1)``: the outer one, what the program computed)."""
+    found, inner = {}, set()
+    for m in atoms:
+        if not isinstance(m, Expr) or m.op not in ("min", "max"):
+            continue
+        at = [evaluate(m, p) for p in points]
+        j = next((j for j in range(1, len(at)) if at[j] != at[0]), None)
+        if j is None or (values[j] - values[0]) % (at[j] - at[0]):
+            continue
+        a = (values[j] - values[0]) // (at[j] - at[0])
+        if all(a * t + values[0] - a * at[0] == v for t, v in zip(at, values)):
+            expr = _binary("+", _binary("*", a, m), values[0] - a * at[0])
+            found[_key(m)] = expr
+            inner.update(_key(e) for e in subexpressions(m) if e is not m)
+    found = {_key(e): e for k, e in found.items() if k not in inner}
+    if len(found) > 1:
+        raise Underdetermined(f"{values} at {points}: more than one min/max of the sizes fits")
+    return next(iter(found.values()), None)
 
 
 def _sloped(values, points):

@@ -19,7 +19,10 @@ from .. import _distributions, _random
 from .._ops import core as _core
 from .._tensor import Tensor
 from .breaks import VALUE_METHODS
+from .input_grads import restore_read
 from .patches import from_user, patch, unpatch
+from .traced_floats import fill_node
+from .traced_ints import TRACING
 
 __all__ = ["recording", "record_on_this_thread"]
 
@@ -49,11 +52,14 @@ def _grad_watch(name, original):
         for tracer in recording():
             if id(tensor) not in tracer.grad_written:
                 tracer.reads_grad = True
+            if id(tensor) in tracer.stashed:  # an input's .grad held aside (input_grads.py)
+                restore_read(tracer, tensor)
         return original.fget(tensor)
 
     def write(tensor, value):
         for tracer in recording():
             tracer.grad_written.add(id(tensor))
+            tracer.stashed.pop(id(tensor), None)  # (replaced: eager's is gone)
         original.fset(tensor, value)
     return property(read, write, doc=original.__doc__)
 
@@ -66,6 +72,8 @@ def _making(name, original):
         def traced_make(cls, data):
             for tracer in reversed(recording()):
                 tracer.made_by(data, sys._getframe(1))
+                if TRACING.value:  # (a fill value of a traced float: its node)
+                    fill_node(tracer, data, sys._getframe(1))
             return make(cls, data)
         return classmethod(traced_make)
     if name == "_init":

@@ -8,17 +8,20 @@ traced too and remembers how it was computed. An op taking a traced float as an 
 (source ``("float_arg", position)``, a 0-d float64 tensor made from the argument at each
 call), the float64 arithmetic Python did on it (exact: Python's floats are IEEE doubles too),
 then a cast to the op's dtype, as the op casts a Python number (``x_float32 * lr`` stays
-float32, ``x_int * lr`` is of the default dtype). Its guard is then :data:`ANY_FLOAT`: any
+float32, ``x_int * lr`` is of the default dtype). A float32 or float64 tensor filled with one
+(``full((2, 3), lr)``, ``x.new_full``, ``full_like``, ``x.fill_(lr)``) is that node broadcast
+(:func:`fill_node`). Its guard is then :data:`ANY_FLOAT`: any
 float, nan, inf and -0.0 included.
 
 A comparison with a number in the user's code (``if lr > 0.5``) is guarded by its outcome
-(:func:`float_conditions`), and ``lr ** 0.5``, ``round(lr, 2)``, ``math.sqrt(lr)``, ``round(lr)
-+ 1``, ``math.floor(lr) / 4`` are inputs that Python computes from the arguments at each call
-(``("float_arg", how)``), guarded to give a float (an int in C's range for an int); so is a
+(:func:`float_conditions`), and ``lr ** 0.5``, ``round(lr, 2)``, ``math.sqrt(lr)``, ``abs(lr)``,
+``round(lr) + 1``, ``math.floor(lr) / 4`` are inputs that Python computes from the arguments at each
+call (``("float_arg", how)``), guarded to give a float (an int in C's range for an int); so is a
 float the function returns (:class:`ReturnedFloat`: ``return loss, lr * 2``). A float that
 was used otherwise (``int(lr)``, ``f"{lr}"``, ``math.exp(lr)``, a
 comparison in ember's own code such as ``dropout``'s check of ``p``, an op's attribute other
-than ``add``'s ``alpha``, ``leaky_relu``'s slope and ``addcmul``'s ``value``) keeps its value
+than ``add``'s ``alpha``, ``leaky_relu``'s slope, ``addcmul``'s ``value``, ``elu``'s ``alpha`` and
+``threshold``'s ``threshold`` and ``value``) keeps its value
 guarded: a graph per value, as before. So does one whose value (or its float32 rounding) is found in the graph where
 it did not come as the traced float (:func:`note_unseen`: an autograd node saves an op's
 operand as a plain float; NumPy reads a float subclass without its methods).
@@ -30,12 +33,14 @@ import sys
 import numpy as np
 
 from .._backend import INT_MIN, UINT_END
+from .. import _creation
 from .._creation import ToDtype
 from .. import _dtype
-from .._dtype import bfloat16, float16, float64
+from .._dtype import bfloat16, float16, float32, float64
 from .._ops.pointwise_binary import Add, Div, Mul, Sub, Where
-from .._ops.pointwise_unary import Neg
-from .._ops.compare import Gt
+from .._ops.shape import Clone, Expand
+from .._ops.pointwise_unary import Expm1, Neg
+from .._ops.compare import Gt, Le, Lt
 from .._tensor import Tensor
 from .contents import NAN
 from .graph import instances_in
@@ -43,7 +48,7 @@ from .symbolic import evaluate, free_symbols
 from .traced_ints import COMPARISONS, INT_POSITIONS, MADE, MATH, SAVED, FloatInt, TracedFloat, TracedInt, numbers_passed
 
 __all__ = ["ANY_FLOAT", "ANY_HUGE_FLOAT", "float_positions", "float_guards", "float_conditions", "float_nodes",
-           "float_inputs", "fill_floats", "note_unseen", "ReturnedFloat", "mark_returned", "returned_floats",
+           "fill_node", "float_inputs", "argument_positions", "fill_floats", "note_unseen", "ReturnedFloat", "mark_returned", "returned_floats",
            "has_returned_floats"]
 
 
@@ -108,7 +113,7 @@ def float_conditions(position, uses, made):
 
 
 # computed by Python at each call (float_inputs): the originals of math's functions (patch_math)
-_PYTHON = {"pow": pow, "round": round, **{f"math.{name}": getattr(math, name) for name in (*MATH, "floor", "ceil", "trunc")}}
+_PYTHON = {"pow": pow, "round": round, **{f"math.{name}": getattr(math, name) for name in (*MATH, "floor", "ceil", "trunc", "fabs")}}
 _TRACED = (TracedFloat, FloatInt)  # (a FloatInt: ``int(lr)``, ``("math.trunc", lr)``)
 
 
@@ -230,9 +235,11 @@ def float_nodes(tracer, op, args, attrs, dtype, output):
     ``tracer.floats_now`` (``{position: traced float}``) the traced floats' nodes, cast to
     ``dtype``, the op's; ``"alpha"`` there (``add``'s scale) becomes a product ``b * alpha``, as
     eager computes it, ``leaky_relu``'s slope ``where(x > 0, x, x * slope)`` and ``addcmul``'s
-    value ``addcmul(input, tensor1 * value, tensor2)`` (:data:`~.traced_ints.ATTRIBUTE_INPUTS`). A
+    value ``addcmul(input, tensor1 * value, tensor2)``, ``elu`` and ``threshold`` their eager
+    ``where`` (:data:`~.traced_ints.ATTRIBUTE_INPUTS`, :data:`_ATTRIBUTE_OPS`). A
     float the op takes otherwise, with no floating-point dtype or ``b`` a number, or of float16 or bfloat16 (eager computes at float32: ``x_half * 70000.0`` is 0 at
-    0, a float16 cast of the number would be inf), is a use: its value stays. The autograd node
+    0, a float16 cast of the number would be inf) other than a product or quotient (computed at
+    float32 in the graph too: :func:`_at_float32`), is a use: its value stays. The autograd node
     of ``output`` saves the traced floats (:func:`_save_traced`). The plain floats left in
     them are noted where the user's call may have passed a traced float's value unseen
     (:func:`_note_passed`)."""
@@ -256,24 +263,29 @@ def _float_nodes(tracer, op, args, attrs, dtype, output):
     floats = tracer.floats_now
     if not floats:
         return op, args, attrs
-    if any(type(j) is str and j != "alpha" for j in floats):  # (an attribute of an op without promotion)
+    adds = op in (Add, Sub)
+    if any(type(j) is str for j in floats) and not adds or op is Where:  # (an attribute; where's value: the result's dtype)
         dtype = output.dtype
-    b = args[1] if "alpha" in floats else None
+    b = args[1] if "alpha" in floats and adds else None
     why = "an operand of an op without a floating-point dtype"
     if dtype in (float16, bfloat16):  # (a cast node would round the number first)
         why = "an operand of a float16/bfloat16 op (eager computes it at float32)"
+    if dtype in (float16, bfloat16) and op in (Mul, Div) and all(type(j) is int for j in floats):
+        return _at_float32(tracer, op, args, attrs, dtype, output)
     if dtype is None or not dtype.is_inexact or dtype in (float16, bfloat16) or b is not None and (
             dtype.is_complex or not hasattr(b, "meta")):
         for f in floats.values():
             for seen in f.uses:
                 seen.append((why, "(in the recording)"))
         return op, args, attrs
-    args = list(args)
+    args, nodes = list(args), {}
     for j, f in floats.items():
         node = _node(tracer, f)
         if dtype is not float64:
             node = tracer.graph.call_op(ToDtype, (node,), {"dtype": dtype}, dict(_SCALAR, dtype=dtype))
-        if j == "alpha":
+        if op.name in _ATTRIBUTE_OPS:
+            nodes[j] = node
+        elif j == "alpha":
             args[1] = tracer.graph.call_op(Mul, (b, node), {}, dict(b.meta, dtype=dtype))
             attrs = {k: v for k, v in attrs.items() if k != j}
         elif j == "negative_slope":  # (eager's ``x > 0 ? x : x * slope``, in ops the C code fuses)
@@ -285,8 +297,43 @@ def _float_nodes(tracer, op, args, attrs, dtype, output):
             attrs = dict(attrs, value=1.0)
         else:
             args[j] = node
+    if nodes:
+        meta = {"shape": tuple(output.shape), "dtype": dtype, "requires_grad": output.requires_grad}
+        op, args, attrs = _ATTRIBUTE_OPS[op.name](tracer, args[0], dict(attrs, **nodes), meta)
     _save_traced(output, floats)
     return op, tuple(args), attrs
+
+
+def _elu(tracer, x, attrs, meta):
+    """``elu(x, alpha)`` (its ``scale`` and ``input_scale`` 1) as eager computes it: ``x < 0 ?
+    expm1(x) * alpha : x``."""
+    below = tracer.graph.call_op(Lt, (x, 0), {}, dict(meta, dtype=_dtype.bool, requires_grad=False))
+    negative = tracer.graph.call_op(Mul, (tracer.graph.call_op(Expm1, (x,), {}, meta), attrs["alpha"]), {}, meta)
+    return Where, [below, negative, x], {}
+
+
+def _threshold(tracer, x, attrs, meta):
+    """``threshold(x, threshold, value)`` as eager computes it: ``x <= threshold ? value : x``."""
+    below = tracer.graph.call_op(Le, (x, attrs["threshold"]), {}, dict(meta, dtype=_dtype.bool, requires_grad=False))
+    return Where, [below, attrs["value"], x], {}
+
+
+# the ops whose float attributes (:data:`~.traced_ints.ATTRIBUTE_INPUTS`) become nodes of other ops
+_ATTRIBUTE_OPS = {"Elu": _elu, "Threshold": _threshold}
+
+
+def _at_float32(tracer, op, args, attrs, dtype, output):
+    """``(ToDtype, (node,), {"dtype": dtype})`` of a float16 or bfloat16 product or quotient
+    with a traced float (``x_half * lr``, ``lr / x_half``), ``node`` the op at float32 on its
+    operands cast there, the float from float64 (no 16-bit rounding first), as eager computes
+    it (torch's opmath): then rounded once to ``dtype``."""
+    floats = tracer.floats_now
+    meta = {"shape": tuple(output.shape), "dtype": float32, "requires_grad": output.requires_grad}
+    wide = [tracer.graph.call_op(ToDtype, (_node(tracer, floats[j]) if j in floats else a,), {"dtype": float32},
+                                 dict(_SCALAR, dtype=float32) if j in floats else dict(a.meta, dtype=float32))
+            for j, a in enumerate(args)]
+    _save_traced(output, floats)
+    return ToDtype, (tracer.graph.call_op(op, tuple(wide), attrs, meta),), {"dtype": dtype}
 
 
 def _save_traced(output, floats):
@@ -305,6 +352,42 @@ def _save_traced(output, floats):
         elif type(j) is str and type(kept) is dict and type(kept.get(j)) is float:
             SAVED.append((kept, j, kept[j]))
             kept[j] = f
+
+
+_FILLS = {"full", "new_full", "full_like"}  # (``fill_`` calls ``full``)
+
+
+def fill_node(tracer, array, frame):
+    """Records ``array``, just made by ``full``, ``new_full`` or ``full_like`` (``frame``: the
+    frame wrapping it, ``_finish``'s) of a float32 or float64 dtype with a traced float as the
+    fill value, as ``clone(expand(float.to(dtype), shape))``: the graph takes the fill value as
+    an input, as torch's symbolic fill. A traced float otherwise in the locals of the factory's
+    frames is a use (its value kept): NumPy read it into a constant that :func:`note_unseen` need
+    not find equal to it (``tensor([lr], dtype=int64)``, ``arange(0.0, lr)``, a bfloat16 fill;
+    a float16 fill is checked against its range, 65504, which the float's guard does not tell apart)."""
+    frames, found = [], []
+    while frame is not None and frame.f_code.co_filename == _creation.__file__:
+        frames.append(frame)
+        found += [f for f in instances_in(list(frame.f_locals.values()), _TRACED) if f.uses[0].active]
+        frame = frame.f_back
+    if not found:
+        return
+    filling = next((f for f in frames if f.f_code.co_name in _FILLS), None)
+    value = filling and filling.f_locals.get("fill_value")
+    if type(value) is not TracedFloat or any(f is not value for f in found) or filling.f_locals.get("requires_grad") \
+            or type(array) is not np.ndarray or array.dtype not in (np.float32, np.float64):
+        for f in found:
+            for seen in f.uses:
+                seen.append(("read by a factory into a constant", "(in the recording)"))
+        return
+    dtype = float32 if array.dtype == np.float32 else float64
+    node = _node(tracer, value)
+    if dtype is not float64:
+        node = tracer.graph.call_op(ToDtype, (node,), {"dtype": dtype}, dict(_SCALAR, dtype=dtype))
+    meta = dict(_SCALAR, shape=array.shape, dtype=dtype)
+    node = tracer.graph.call_op(Expand, (node,), {"shape": array.shape}, meta)
+    tracer.value[id(array)] = tracer.graph.call_op(Clone, (node,), {}, meta)
+    tracer.hold(array)
 
 
 def _node(tracer, f):
@@ -332,6 +415,24 @@ def float_inputs(sources):
     """``[(placeholder index, argument position or how)]`` of the ``("float_arg", position)``
     sources, and of ``("float_arg", how)``: a float Python computes from them (``lr ** 0.5``)."""
     return [(i, s[1]) for i, s in enumerate(sources) if s[0] == "float_arg"]
+
+
+def argument_positions(floats):
+    """The positions of the float arguments a graph's float inputs (``floats``: :func:`float_inputs`)
+    are computed from (not those of int symbols: ``k * 0.5``)."""
+    found = set()
+
+    def walk(how):
+        if type(how) is int:
+            found.add(how)
+        elif type(how) is tuple and how[0] == "argument":
+            found.add(how[1])
+        elif type(how) is tuple and how[0] != "int":
+            for v in how[1:]:
+                walk(v)
+    for _, k in floats:
+        walk(k)
+    return sorted(found)
 
 
 def fill_floats(tensors, floats, args, kwargs):

@@ -37,7 +37,7 @@ from .patches import PerThread, patch, unpatch
 from .structure import EMBER_DIR, user_frame
 from .symbolic import Expr, minimum, subexpressions
 
-__all__ = ["TracedInt", "TracedFloat", "FloatInt", "ConstFloat", "TRANSPARENT", "numbers_passed", "Uses", "TRACING", "VALUES", "MINMAX", "MADE", "SAVED", "INT_POSITIONS", "plain", "traced", "ATTRIBUTE_INPUTS",
+__all__ = ["TracedInt", "TracedFloat", "FloatInt", "ConstFloat", "TRANSPARENT", "numbers_passed", "Uses", "TRACING", "VALUES", "MINMAX", "SIZED", "BOUNDS", "MADE", "SAVED", "INT_POSITIONS", "plain", "traced", "ATTRIBUTE_INPUTS",
            "traced_operands", "MATH", "COMPARISONS",
            "patch_math", "unpatch_math", "patch_minmax"]
 
@@ -49,6 +49,11 @@ __all__ = ["TracedInt", "TracedFloat", "FloatInt", "ConstFloat", "TRANSPARENT", 
 TRACING, VALUES, MADE, SAVED = PerThread(list), PerThread(set), PerThread(list), PerThread(list)
 # a ``min``/``max`` expression of traced ints (``min(i0, 2)``): the comparison its operand's pick came from
 MINMAX = PerThread(dict)
+# ``(expression, comparison)`` of each such expression an op's attribute took (``x[:min(k, 4)]``): its
+# pick is guarded (a range) where the probes did not record both (dynamic.capture_dynamic)
+SIZED = PerThread(list)
+# the comparisons eager's slicing made of traced int bounds (``x[:k]``: ``k >= 0``, ``k <= 6``): _note_bounds
+BOUNDS = PerThread(list)
 INT_POSITIONS = PerThread(dict)  # the traced ints' symbols -> their arguments' positions (``k * 0.5``: traced_floats)
 
 _EMBER = EMBER_DIR + os.sep
@@ -266,10 +271,11 @@ for _name in dir(int):
 
 
 class ConstFloat(float):
-    """A float constant (or global) of the user's code while int arguments are traced, only ever
+    """A float constant (or global) of the user's code while int or float arguments are traced, only ever
     the left operand of the ``+``, ``-`` or ``*`` right after its load (:mod:`.float_constants`):
-    with a traced int on the right (``0.01 * (k + 1)``) the result is a traced float of it, as
-    the int's own ``__rmul__`` would make; with anything else, the plain float's result."""
+    with a traced int on the right (``0.01 * (k + 1)``) or a :class:`FloatInt` (``0.5 * round(lr)``)
+    the result is a traced float of it, as the int's own ``__rmul__`` would make; with anything
+    else, the plain float's result."""
 
     def __add__(self, other):
         return _operate(self, other, "add")
@@ -282,12 +288,16 @@ class ConstFloat(float):
 
 
 def _operate(self, other, how):
-    value = float.__float__(self)
+    value = float.__float__(self) if type(self) is ConstFloat else self.now()  # (a global's: float_constants.py)
+    if type(value) is not float:  # (the global or closure cell holds no float now)
+        return _OPERATORS[how](value, other)
     if type(other) is TracedInt and other.uses.active:
         if other.expr is not None:
             return TracedFloat(_INT_FLOAT[how](value, int.__int__(other)), (other.uses,), (how, value, other))
         other.uses.append(("a float's operator", user_frame()))
     elif type(other) is FloatInt and other.uses[0].active:  # (``0.5 * round(lr)``: its digits read unseen)
+        if all(seen.floats for seen in other.uses):  # (a float Python computes at each call, as ``round(lr) * 0.5``)
+            return TracedFloat(_OPERATORS[how](value, int.__int__(other)), other.uses, (how, value, other))
         for seen in other.uses:
             seen.append(("a float's operator", user_frame()))
     return _OPERATORS[how](value, other)  # (a traced float on the right: its method sees the user's frame)
@@ -303,9 +313,18 @@ TRANSPARENT = {_operate.__code__, ConstFloat.__add__.__code__, ConstFloat.__sub_
 _STEERING = {"__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__bool__"}
 
 
+# float arithmetic and conversions in ember's own code (not NumPy's: ``np.full`` reads ``__float__``):
+# the result is a plain number the graph would keep (``rrelu``'s ``(lower + upper) / 2``,
+# ``interpolate``'s ``float(scale_factor)``, ``logspace``'s ``float(start)``), so a use
+_COMPUTING = {"__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__truediv__", "__rtruediv__",
+              "__floordiv__", "__rfloordiv__", "__mod__", "__rmod__", "__divmod__", "__rdivmod__", "__pow__",
+              "__rpow__", "__neg__", "__round__", "__trunc__", "__floor__", "__ceil__", "__int__", "__float__"}
+
+
 def _float_noting(name, method):
     def use(self, *args):
-        if self.uses[0].active and name in _STEERING and not _from_user():
+        if self.uses[0].active and not _from_user() and (name in _STEERING or name in _COMPUTING and sys._getframe(
+                1).f_code.co_filename.startswith(_EMBER)):
             for seen in self.uses:
                 seen.append((name, f"{user_frame()} (in ember's {sys._getframe(1).f_code.co_name})"))
         elif self.uses[0].active and _from_user():
@@ -314,6 +333,8 @@ def _float_noting(name, method):
                 return FloatInt(method(self), self.uses, (_TO_INT[name], self, None) if name == "__round__"
                                 else (_TO_INT[name], self))
             how = _FLOAT_ARITHMETIC.get(name)
+            if name == "__abs__" and all(seen.floats for seen in self.uses):  # (``abs(lr)``: Python's at each call)
+                return TracedFloat(method(self), self.uses, ("math.fabs", self))
             if name in _UNARY:
                 return self if name == "__pos__" else TracedFloat(method(self), self.uses, ("neg", self, None))
             other = args[0] if args else None
@@ -431,30 +452,63 @@ for _name in dir(float):
         setattr(TracedFloat, _name, _float_noting(_name, getattr(float, _name)))
 
 
-# the float attribute an op's graph node may take as an input (traced_floats.float_nodes)
-ATTRIBUTE_INPUTS = {"Add": "alpha", "Sub": "alpha", "LeakyRelu": "negative_slope", "Addcmul": "value"}
+# the float attributes an op's graph node may take as inputs (traced_floats.float_nodes; ``elu``'s
+# alpha, not ``celu``'s, whose ``input_scale`` is Python's ``1 / alpha``)
+ATTRIBUTE_INPUTS = {"Add": ("alpha",), "Sub": ("alpha",), "LeakyRelu": ("negative_slope",), "Addcmul": ("value",),
+                    "Elu": ("alpha",), "Threshold": ("threshold", "value")}
 
 
 def traced_operands(op, inputs, attrs):
     """``{position: expression}`` of an op's ``inputs`` that are traced ints (None: a plain int
     with one's value, :func:`traced`), and ``{position: traced float}`` of them (and the attribute
     of :data:`ATTRIBUTE_INPUTS`: ``add``'s and ``sub``'s ``alpha``, ``leaky_relu``'s slope, ``addcmul``'s
-    ``value``); a traced
+    ``value``, ``elu``'s ``alpha``, ``threshold``'s ``threshold`` and ``value``); a traced
     float inside an input (a list) or another attribute (a fill value) is a use of it: the graph
     takes it as a number."""
     found = {i: x for i, x in enumerate(inputs) if type(x) is TracedFloat or type(x) is FloatInt}
-    name = ATTRIBUTE_INPUTS.get(op.name)
-    if name is not None and type(attrs.get(name)) is TracedFloat:
-        found[name] = attrs[name]
+    for name in () if "input_scale" in attrs or "scale" in attrs else ATTRIBUTE_INPUTS.get(op.name, ()):
+        if type(attrs.get(name)) is TracedFloat:
+            found[name] = attrs[name]
     for value in (*(x for i, x in enumerate(inputs) if i not in found), *(v for k, v in attrs.items() if k not in found)):
         for x in _floats_in(value):
             for seen in x.uses:
                 seen.append(("an op's attribute", user_frame()))
-    for x in _floats_in(attrs, (TracedInt,)):  # (``x[:min(k, 2)]``'s bound: its recorded shapes may all be 2)
-        for e in subexpressions(x.expr):
-            if e in MINMAX:  # (once a recording)
-                x.uses.compared.append(MINMAX.pop(e))
-    return {i: x.expr if type(x) is TracedInt else None for i, x in enumerate(inputs) if traced(x)}, found
+    came = {i: x.expr if type(x) is TracedInt else None for i, x in enumerate(inputs) if traced(x)}
+    if op.name == "Slice" and inputs:
+        _note_bounds(inputs[0], attrs.get("index"))
+    for name, value in attrs.items():  # (``x[:min(k, 4)]``'s bound: its expression, dynamic._with_minmax)
+        sized = [e for x in _floats_in(value, (TracedInt,)) for e in subexpressions(x.expr) if e in MINMAX]
+        if sized:
+            came[name] = _expressions(value)
+            SIZED.extend((e, MINMAX[e]) for e in sized)
+    return came, found
+
+
+def _note_bounds(x, index):
+    """Notes in :data:`BOUNDS` the comparisons eager's slicing of ``x`` makes of each traced int
+    bound of ``index`` (``x[:k]``): its sign (a negative one counts from the end) and whether it
+    lies within the dim (one past it is clamped), as torch guards ``0 <= k <= n``: the real call's
+    are the graph's range (:func:`.dynamic_ints.minmax_sides`), not a length that stops growing."""
+    if type(index) is not tuple or Ellipsis in index or not hasattr(x, "shape"):
+        return
+    dims = [i for i in index if i is not None]
+    for i, n in zip(dims, x.shape):
+        for b in (i.start, i.stop) if type(i) is slice else ():
+            if type(b) is TracedInt and b.expr is not None and b.uses.active:
+                v = int.__int__(b)
+                BOUNDS.append(("__ge__", 0, v >= 0, b.expr))
+                BOUNDS.append(("__le__", n, v <= n, b.expr) if v >= 0 else ("__ge__", -n, v >= -n, b.expr))
+
+
+def _expressions(value):
+    """``value`` (an op's attribute: tuples, lists, slices) with each traced int its expression."""
+    if type(value) is TracedInt and value.expr is not None:
+        return value.expr
+    if type(value) in (tuple, list):
+        return type(value)(_expressions(v) for v in value)
+    if type(value) is slice:
+        return slice(*(_expressions(v) for v in (value.start, value.stop, value.step)))
+    return plain(value)
 
 
 def _floats_in(value, kinds=(TracedFloat, FloatInt)):

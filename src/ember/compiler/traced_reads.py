@@ -5,10 +5,12 @@ NumPy or ``math`` function reading a traced float, a read of ``type()``/``__clas
 a use: the argument is specialised."""
 import dis
 import math
+from types import ModuleType
 
 import numpy as np
 
 from .._tensor import Tensor
+from ..nn.modules.module import Module
 
 from .traced_ints import TRACING, ConstFloat, FloatInt, TracedFloat, TracedInt
 
@@ -114,7 +116,7 @@ def note_float_operands(frame):
     traced = {name: value for name, value in frame.f_locals.items() if type(value) in _TRACED}
     code = frame.f_code
     for left, right, line, _ in operator_operands(code):
-        if left and left[0].opname == "LOAD_CONST" and type(left[0].argval) is ConstFloat:
+        if left and left[0].opname == "LOAD_CONST" and isinstance(left[0].argval, ConstFloat):
             continue  # (its operator noted it: float_constants.py)
         names = [i.argval for i in right if i.opname in ("LOAD_FAST", "LOAD_DEREF", "LOAD_CLOSURE")]
         hits = [traced[n] for n in names if n in traced and (type(traced[n]) is not TracedFloat or _to_int(right))]
@@ -136,7 +138,9 @@ def _span_kind(span, frame):
     ``math``'s constants, calls of ``round``/``abs`` or ``math``'s functions on numbers, and
     arithmetic: a tensor among the operands gives a tensor (``x * (k * 0.5)``, ``y -
     math.floor(lr) * 2``; ``x.shape[0] * 0.5`` and ``int(x) * 0.5`` are no such span), a true
-    division or a float operand a float (``(k - 4) / 6``, ``1.0 + math.cos(lr)``), ints an int."""
+    division or a float operand a float (``(k - 4) / 6``, ``1.0 + math.cos(lr)``), ints an int;
+    a tensor's item (``x[0]``, ``x.max(0)[0]``, ``x.topk(2).values``: ``"tensors"`` of a method
+    giving a tuple of tensors) or its ``.T`` a tensor."""
     stack = []
     for i in span:
         if i.opname in _NAMES or i.opname == "LOAD_CONST":
@@ -150,16 +154,22 @@ def _span_kind(span, frame):
             owner, found = stack.pop(), getattr(math, i.argval, None)
             stack += [None] * (i.opname == "LOAD_METHOD") + [
                 ("call", i.argval) if owner == "math" and callable(found) else _kind(found) if owner == "math"
-                else ("method", "tensor") if owner == "tensor" and i.argval in _TENSOR_METHODS else "?"]
+                else _tensor_attribute(owner, i.argval, i.opname == "LOAD_METHOD")]
+        elif i.opname == "BUILD_SLICE" and len(stack) >= i.arg:
+            del stack[len(stack) - i.arg:]
+            stack.append("?")
+        elif i.opname == "BINARY_SUBSCR" and len(stack) >= 2:  # (``x[0]``, ``x.max(0)[0]``: a tensor)
+            del stack[-1]
+            stack.append("tensor" if stack.pop() in _TENSORS else "?")
         elif i.opname == "CALL" and len(stack) >= i.arg + 2:
             args, called = stack[len(stack) - i.arg:], stack[-i.arg - 1]
             del stack[-i.arg - 2:]
             stack.append(_called_kind(called, args))
         elif i.opname in ("BINARY_OP", "UNARY_NEGATIVE", "UNARY_POSITIVE") and len(stack) >= 1 + (i.opname == "BINARY_OP"):
             operands = {stack.pop() for _ in range(1 + (i.opname == "BINARY_OP"))}
-            stack.append("tensor" if "tensor" in operands else "?" if not operands <= {"int", "float"} or i.argrepr in (
+            stack.append("tensor" if not operands.isdisjoint(_TENSORS) else "?" if not operands <= {"int", "float"} or i.argrepr in (
                 "**", "**=") else "float" if "float" in operands or i.argrepr in ("/", "/=") else "int")
-        elif i.opname != "PRECALL":
+        elif i.opname not in ("PRECALL", "NOP"):  # (a NOP: a global's rewritten load, float_constants.py)
             return "?"
     return stack[0] if len(stack) == 1 and type(stack[0]) is str else "?"
 
@@ -167,8 +177,8 @@ def _span_kind(span, frame):
 def _called_kind(called, args):
     """The kind (:func:`_span_kind`) a call of ``round``, ``abs`` or a ``math`` function on numbers
     gives, or a Tensor method of :data:`_TENSOR_METHODS` (``(x * 0.5).sum() + n``: a tensor's operator)."""
-    if called == ("method", "tensor"):
-        return "tensor"
+    if type(called) is tuple and called[0] == "method":
+        return called[1]
     if type(called) is not tuple or not args or not set(args) <= {"int", "float"}:
         return "?"
     if called[1] == "abs":
@@ -191,10 +201,50 @@ _TENSOR_METHODS = {"sum", "mean", "prod", "exp", "log", "sqrt", "abs", "neg", "s
                    "matmul", "amax", "amin", "logsumexp", "softmax", "log_softmax", "cumsum", "var", "std", "clamp"}
 
 
+# Tensor methods giving a Tensor or a tuple of them (``x.max(0)``: values and indices; ``x.max()``:
+# a tensor), kind ``"tensors"``: an operator on one is a tensor's (or a TypeError), an item of one a tensor
+_TUPLE_METHODS = {"max", "min", "sort", "topk", "kthvalue", "median", "nanmedian", "mode", "aminmax", "cummax",
+                  "cummin", "split", "chunk", "unbind", "tensor_split", "var_mean", "std_mean"}
+# a tensor's attributes that are tensors, and those of a ``"tensors"`` result (``x.topk(2).values``)
+_TENSOR_ATTRIBUTES = {"tensor": {"T", "mT", "H", "mH", "data", "real", "imag"}, "tensors": {"values", "indices"}}
+_TENSORS = ("tensor", "tensors")
+
+
+# ember's (and ``ember.nn.functional``'s) functions giving a tensor (``F.relu(x) * 0.5 + n``)
+_TENSOR_FUNCTIONS = _TENSOR_METHODS | {
+    "gelu", "silu", "softplus", "linear", "dropout", "layer_norm", "mm", "bmm", "cat", "stack", "where", "conv1d",
+    "conv2d", "embedding", "cross_entropy", "mse_loss", "normalize", "einsum", "zeros", "ones", "zeros_like",
+    "ones_like", "full", "arange", "randn", "rand"}
+
+
+def _tensor_attribute(owner, name, method):
+    """The kind (:func:`_span_kind`) of attribute ``name`` of a value of kind ``owner`` (a method
+    when ``method``: ``("method", kind of its result)``): of ember's modules (``("module", m)``:
+    ``torch.relu``, ``F.gelu``), of an object's own attributes and submodules (``("object", o)``:
+    ``self.fc``, read from its dictionaries: no property runs), of a tensor."""
+    if type(owner) is tuple and owner[0] in ("module", "object"):
+        found = vars(owner[1]).get(name, _UNKNOWN)
+        for table in ("_modules", "_parameters", "_buffers") if found is _UNKNOWN and owner[0] == "object" else ():
+            found = (vars(owner[1]).get(table) or {}).get(name, found)
+        if owner[0] == "module" and callable(found) and not isinstance(found, ModuleType):
+            return ("method", "tensor") if name in _TENSOR_FUNCTIONS else ("method", "tensors") \
+                if name in _TUPLE_METHODS else "?"
+        return "?" if found is _UNKNOWN else _kind(found)
+    if owner == "tensor" and name in _TENSOR_METHODS:
+        return ("method", "tensor")
+    if owner == "tensor" and name in _TUPLE_METHODS:
+        return ("method", "tensors")
+    return "tensor" if not method and owner in _TENSORS and name in _TENSOR_ATTRIBUTES[owner] else "?"
+
+
 def _kind(value):
     if isinstance(value, Tensor):
         return "tensor"
-    if type(value) in (bool, int, float) or isinstance(value, (TracedInt, TracedFloat, FloatInt)):
+    if isinstance(value, ModuleType) and value.__name__.split(".")[0] == "ember":
+        return ("module", value)
+    if isinstance(value, Module):  # (ember's own layers give tensors, or tuples of them)
+        return ("method", "tensors") if type(value).__module__.startswith("ember.nn.") else ("object", value)
+    if type(value) in (bool, int, float) or isinstance(value, (TracedInt, TracedFloat, FloatInt, ConstFloat)):
         return "float" if isinstance(value, float) else "int"
     return "math" if value is math else ("call", value.__name__) if value is round or value is abs else "?"
 

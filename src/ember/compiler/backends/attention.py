@@ -55,7 +55,7 @@ def _tile_shape():
     return lanes, (16 if lanes == 16 else 8) * lanes
 
 
-def _tiled(a, b, out, m, k, n, alpha, fname, zeros=None, causal=False):
+def _tiled(a, b, out, m, k, n, alpha, fname, zeros=None, causal=False, weights=False):
     """A C function computing one matrix of ``out`` (float32, its rows ``n`` a multiple of the
     vector's lanes dividing the tile: :func:`_tile_shape`) as ``alpha A B``, or None for other
     shapes. Each call packs B (k x n) into a contiguous block on the stack, then keeps a tile of
@@ -63,8 +63,10 @@ def _tiled(a, b, out, m, k, n, alpha, fname, zeros=None, causal=False):
     products (64 x 64 x 32 in the tiny GPT) are too small for BLAS to pay back its packing and dispatch: 35-50 GFLOP/s there,
     the tile 60-95 (AMD EPYC, loaded; ``docs/compile.md``). With ``zeros`` (:func:`zero_triangle`:
     A is expected to be 0 above, "lower", or below, "upper", its diagonal) each tile of rows
-    skips the terms whose A is 0 in all of its rows, after checking on each call that A is 0
-    there and B's rows finite (0 * inf would be NaN): otherwise it runs them all, as eager.
+    skips the terms whose A is 0 in all of its rows, after checking on each call that A's
+    diagonal is finite (those zeros are 0 wherever it is: :func:`_skip_check`; no check of A
+    for ``weights``, the softmax weights themselves untransposed) and B's rows finite (0 * inf
+    would be NaN): otherwise it runs them all, as eager.
     With ``causal`` (the scores of a causal attention, whose softmax reads C[i, j] for j <= i
     only) a tile of rows computes only the vectors of columns holding such a j: 40 of the 64
     vectors of a 64 x 64 head, the others are left as they were (the softmax selects them away).
@@ -81,7 +83,12 @@ def _tiled(a, b, out, m, k, n, alpha, fname, zeros=None, causal=False):
     # a transposed B (the keys of q @ k^T, the values of dY @ v^T) packed through 8x8 shuffles:
     # a [64x32] @ [32x64] head 2.5 -> 1.8 us against the element-wise gather (GPT step, Intel
     # Xeon, one thread, loaded; its attention weights 405 -> 365 us a layer)
+    # B's rows whole vectors: copied vector by vector, and where the tile checks B, the check
+    # taken on the way (P @ v's tile 168 -> 160 us a [16, 4] batch, AMD EPYC, AVX2: a second
+    # pass over the packed B cost more than the copy)
+    fused = br != 1 and bc == 1 and (zeros is not None or causal == "gradient")
     pack = (f"em_transpose_f(B, {bc}, {n}, {k}, packed, {n}, 0);" if br == 1 else
+            _checked_pack(k, n, br, lanes) if fused else
             f"for (long kk = 0; kk < {k}; kk++) for (long j = 0; j < {n}; j++) packed[kk*{n} + j] = B[kk*{br} + j*{bc}];")
     lines = [TRANSPOSE] * (br == 1) + [
             f"/* C = {c_literal(alpha, out.dtype)} A B, [{m}x{k}] @ [{k}x{n}], register-tiled: {rows} rows of C in {rows * vectors} vectors */",
@@ -89,7 +96,7 @@ def _tiled(a, b, out, m, k, n, alpha, fname, zeros=None, causal=False):
             f"    typedef float vf __attribute__((vector_size({lanes * 4}), aligned(4)));",
             f"    float packed[{k * n}] __attribute__((aligned(64)));",
             f"    {pack}",
-            *_skip_check(zeros, m, k, n, ar, ac),
+            *_skip_check(zeros, m, k, n, ar, ac, weights, fused),
             f"    for (long i = 0; i < {m}; i += {rows}) {{"]
     kk = (f"for (long kk = {'skip ? i : 0' if zeros == 'upper' else '0'}; "
           f"kk < {f'(skip && i + {rows} < {k} ? i + {rows} : {k})' if zeros == 'lower' else k}; kk++) {{")
@@ -112,7 +119,7 @@ def _tiled(a, b, out, m, k, n, alpha, fname, zeros=None, causal=False):
         return lines + ["        " + ln for ln in block(vectors)] + ["    }", "}"]
     # columns j > i are masked: a tile of rows needs the vectors holding its columns j < i + rows
     if causal == "gradient":
-        lines[-1:-1] = _finite_check(m, k, n, ar, ac)
+        lines[-1:-1] = _finite_check(m, k, n, ar, ac, fused)
     # in steps of two vectors where a row of C is eight (AVX2): four copies of the tile instead of
     # eight, for a vector of columns more on half the rows (masked, or finite and multiplied by 0)
     step = 2 if vectors >= 8 and vectors % 2 == 0 else 1
@@ -124,46 +131,57 @@ def _tiled(a, b, out, m, k, n, alpha, fname, zeros=None, causal=False):
     return lines + ["    }", "}"]
 
 
-def _skip_check(zeros, m, k, n, ar, ac):
-    """C lines setting ``skip``: whether A's expected zeros (``zeros``, see :func:`_tiled`) are
-    all 0 and the packed B all finite. The loops run along A's unit stride where it has one."""
+def _skip_check(zeros, m, k, n, ar, ac, weights=False, fused=False):
+    """C lines setting ``skip``: whether the terms of A's expected zeros (``zeros``, see
+    :func:`_tiled`) may be left out: A's diagonal finite and the packed B all finite (``fused``:
+    B was checked while packed; 0 * inf would be NaN).
+    A's diagonal stands for its zeros. A causal attention's weights (:func:`softmax_weights`) are
+    in each row either finite with the entries above the diagonal 0 (a sum s >= 1 of exponentials
+    of x - max <= 0, times 1 / s) or NaN throughout (s NaN: a NaN or inf score). Their gradient
+    (``SoftmaxScoresGrad``: (g - sum(g w)) w scale) is 0 there too, unless a g there, the sum
+    (which then holds its g * 0, NaN) or scale is not finite: then so is the diagonal's
+    (g_ii - sum) w_ii scale (times w_ii > 0, or NaN for w_ii = 0). So where the diagonal is
+    finite the terms left out are 0 times a finite B; else the tile runs them all, as eager.
+    The weights untransposed ("lower") need no check: a NaN row of A makes that row of C NaN
+    with or without them. A scan of the zeros themselves took P @ v's tile from 140 to 170 us
+    a [16, 4] batch (AMD EPYC, AVX2; 181 us while its masks compared 64-bit lanes)."""
     if zeros is None:
         return []
-    # the pairs (r, kk) of A's zeros: kk > r ("lower") or kk < r ("upper"), in the loop order
-    # that reads A's memory contiguously. Each line's loop starts or ends at a multiple of 8
-    # and masks the pairs it holds besides (loops of every length, each with its scalar tail,
-    # were 30% of P @ v's 0.21 ms; these 0.19, AMD EPYC, AVX2).
-    if ar == 1 and ac != 1:
-        (outer, size), (i, j, n_i) = ("kk", k), ("r", "kk", m)
-        after = zeros == "upper"
-    else:
-        (outer, size), (i, j, n_i) = ("r", m), ("kk", "r", k)
-        after = zeros == "lower"
-    if after:   # the zeros of line j are its elements i > j
-        inner, mask = f"{i} = ({j} + 1) & ~7L; {i} < {n_i}", f"{i} > {j}"
-    else:       # i < j
-        inner, mask = f"{i} = 0; {i} < ((({j} + 7) & ~7L) < {n_i} ? (({j} + 7) & ~7L) : {n_i})", f"{i} < {j}"
-    return _scan((outer, size), inner, f"({mask}) & (A[r*{ar} + kk*{ac}] != 0)", k * n, "skip")
+    lines = [] if fused else ["    int bad = 0;", "    " + simd_reduction("|", "bad"),
+                              f"    for (long q = 0; q < {k * n}; q++) bad |= packed[q] * 0 != 0;"]
+    if not (weights and zeros == "lower"):
+        lines.append(f"    for (long r = 0; r < {min(m, k)}; r++) bad |= A[r*{ar + ac}] * 0 != 0;")
+    return lines + ["    const int skip = !bad;"]
 
 
-def _finite_check(m, k, n, ar, ac):
-    """C lines setting ``finite``: whether A (m x k) and the packed B (k x n) are all finite."""
+def _finite_check(m, k, n, ar, ac, fused=False):
+    """C lines setting ``finite``: whether A (m x k) and the packed B (k x n) are all finite
+    (``fused``: :func:`_checked_pack` declared ``bad`` and checked B). The loops run along
+    A's unit stride where it has one."""
     outer, inner = (("kk", k), ("r", m)) if ar == 1 and ac != 1 else (("r", m), ("kk", k))
-    return _scan(outer, f"{inner[0]} = 0; {inner[0]} < {inner[1]}", f"A[r*{ar} + kk*{ac}] * 0 != 0", k * n, "finite")
+    lines = [] if fused else ["    int bad = 0;"]
+    lines += [f"    for (long {outer[0]} = 0; {outer[0]} < {outer[1]}; {outer[0]}++) {{",
+              "        " + simd_reduction("|", "bad"),
+              f"        for (long {inner[0]} = 0; {inner[0]} < {inner[1]}; {inner[0]}++) bad |= A[r*{ar} + kk*{ac}] * 0 != 0;",
+              "    }"]
+    if not fused:
+        lines += ["    " + simd_reduction("|", "bad"), f"    for (long q = 0; q < {k * n}; q++) bad |= packed[q] * 0 != 0;"]
+    return lines + ["    const int finite = !bad;"]
 
 
-def _scan(outer, inner, test, packed, flag):
-    """C lines setting ``flag``: that ``test`` holds for no element of A the loops ``outer``
-    ((variable, count)) and ``inner`` (a for-loop's start and condition) visit, and that the
-    ``packed`` elements of the packed B are all finite."""
-    return ["    int bad = 0;",
-            f"    for (long {outer[0]} = 0; {outer[0]} < {outer[1]}; {outer[0]}++) {{",
-            "        " + simd_reduction("|", "bad"),
-            f"        for (long {inner}; {inner.split()[0]}++) bad |= {test};",
-            "    }",
-            "    " + simd_reduction("|", "bad"),
-            f"    for (long q = 0; q < {packed}; q++) bad |= packed[q] * 0 != 0;",
-            f"    const int {flag} = !bad;"]
+def _checked_pack(k, n, br, lanes):
+    """C lines packing B (k rows of n floats, n a multiple of ``lanes``, each row contiguous
+    at a stride of ``br``) vector by vector, and declaring ``bad``: whether B holds an inf or
+    NaN (x * 0 != 0, each lane's flag kept in a vector)."""
+    return (f"typedef int vi __attribute__((vector_size({lanes * 4}), aligned(4)));\n"
+            f"    vi nonfinite = (vi){{0}};\n"
+            f"    for (long kk = 0; kk < {k}; kk++) for (int v = 0; v < {n // lanes}; v++) {{\n"
+            f"        const vf x = *(const vf*)(B + kk*{br} + v*{lanes});\n"
+            f"        *(vf*)(packed + kk*{n} + v*{lanes}) = x;\n"
+            f"        nonfinite |= x * 0.0f != 0.0f;\n"
+            f"    }}\n"
+            f"    int bad = 0;\n"
+            f"    for (int l = 0; l < {lanes}; l++) bad |= nonfinite[l];")
 
 
 def causal_gradient(node):
@@ -181,28 +199,45 @@ def zero_triangle(node):
     (``SoftmaxScoresGrad``, the weights times a finite number); "upper" for either transposed
     (``Permute`` of the last two dims: dv = P^T dY, dk = dS^T q); else None. Half of each
     product of a causal attention's backward, and of the product with the values."""
-    flipped = False
-    while getattr(node, "op", None) == "call_op" and node.target.name == "Permute":
-        dims = tuple(node.kwargs.get("dims", ()))
-        if dims != tuple(range(len(dims) - 2)) + (len(dims) - 1, len(dims) - 2):
-            return None
-        node, flipped = node.args[0], not flipped
+    node, flipped = _untransposed(node)
     if getattr(node, "op", None) == "call_op" and node.target.name == "SoftmaxScoresGrad":
         node = node.args[1]
-    if getattr(node, "op", None) != "call_op" or node.target.name != "AttentionWeights" \
-            or not node.kwargs.get("is_causal") or (len(node.args) > 2 and _is_node(node.args[2])):
+    if not _causal_weights(node):
         return None
     return "upper" if flipped else "lower"
 
 
-def _products(src, node, fname, alpha, row_lines, zeros=None, causal=False):
+def softmax_weights(node):
+    """Whether a product's left operand ``node`` is a causal attention's weights themselves
+    (:func:`zero_triangle`'s operand but for the gradient), or them transposed."""
+    return _causal_weights(_untransposed(node)[0])
+
+
+def _untransposed(node):
+    """(the node under ``node``'s transposes of the last two dims, whether they flip it)."""
+    flipped = False
+    while getattr(node, "op", None) == "call_op" and node.target.name == "Permute":
+        dims = tuple(node.kwargs.get("dims", ()))
+        if dims != tuple(range(len(dims) - 2)) + (len(dims) - 1, len(dims) - 2):
+            return None, flipped
+        node, flipped = node.args[0], not flipped
+    return node, flipped
+
+
+def _causal_weights(node):
+    """Whether ``node`` is the weights of a causal attention without a mask."""
+    return getattr(node, "op", None) == "call_op" and node.target.name == "AttentionWeights" \
+        and bool(node.kwargs.get("is_causal")) and not (len(node.args) > 2 and _is_node(node.args[2]))
+
+
+def _products(src, node, fname, alpha, row_lines, zeros=None, causal=False, weights=False):
     plan = src.plan
     out = plan.loc[node]
     a, b = batched_operands(node, plan.loc)
     batch = out.shape[:-2]
     m, k, n = out.shape[-2], a.shape[-1], out.shape[-1]
     t = CTYPES[out.dtype]
-    tile = _tiled(a, b, out, m, k, n, alpha, fname, zeros, causal)
+    tile = _tiled(a, b, out, m, k, n, alpha, fname, zeros, causal, weights)
     call = _gemm_call(a, b, out, m, k, n, alpha) if tile is None else f"{fname}_tile(A + oa, B + ob, C + oc);"
     # each operand's batch strides (0 where it broadcasts); its last two dims are the matrix's
     # the operands' base offsets go into their pointers, where kernels alike but for them (a
@@ -226,8 +261,9 @@ def bmm_kernel(src, node, fname):
     out = src.plan.loc[node]
     head = [f"/* batched GEMM {list(out.shape[:-2])} x [{out.shape[-2]}x{src.plan.loc[node.args[0]].shape[-1]}]"
             f" @ [..x{out.shape[-1]}]: {label(node)} */"]
-    return head + _products(src, node, fname, 1, [], zero_triangle(node.args[0]),
-                            causal_gradient(node) and "gradient")
+    zeros = zero_triangle(node.args[0])
+    return head + _products(src, node, fname, 1, [], zeros, causal_gradient(node) and "gradient",
+                            zeros is not None and softmax_weights(node.args[0]))
 
 
 def attention_kernel(src, node, fname):

@@ -154,10 +154,10 @@ def _softplus(a, k, d):
 
 def _elu(a, k, d):
     """Elu(x, alpha, scale, input_scale): scale x for x > 0, else alpha scale expm1(input_scale x)
-    (ELU, SELU and CELU; NaN takes the second branch, as eager's where)."""
+    (ELU, SELU and CELU; +-0 and NaN take the first, as eager's where)."""
     alpha, scale, input_scale = k.get("alpha", 1.0), k.get("scale", 1.0), k.get("input_scale", 1.0)
     negative = f"{_em('expm1', d)}({a[0]} * {c_literal(input_scale, d)}) * {c_literal(alpha * scale, d)}"
-    return f"({a[0]} > 0 ? {a[0]} * {c_literal(scale, d)} : {negative})"
+    return f"({a[0]} < 0 ? {negative} : {a[0]} * {c_literal(scale, d)})"
 
 
 def _alpha(sign):
