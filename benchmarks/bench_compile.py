@@ -22,6 +22,8 @@ Workloads (rows, in WORKLOADS; each builder's docstring gives its sizes):
     embed_gather_step: Embedding(1000, 64) of (32, 16) ids, max over the sequence, Linear(64, 10),
         the loss picked with gather, SGD: index arrays as graph values (these broke the graph
         before session 11).
+    resnet18_step: a CIFAR ResNet-18 SGD step, batch 8 (only with --only; its cold compile is what
+        bench_compile_cache.py measures).
 ember compiles with fullgraph=True: a row that does not capture as one graph raises.
 
 Run: python benchmarks/bench_compile.py [--repeat N] [--number N] [--cpu-time] [--no-inductor] [--mode M]
@@ -48,6 +50,37 @@ def lenet_step(lib, weights, data):
                           nn.MaxPool2d(2), nn.Flatten(), nn.Linear(400, 120), nn.ReLU(), nn.Linear(120, 84),
                           nn.ReLU(), nn.Linear(84, 10))
     return _classifier_step(lib, model, weights, data, lib.optim.Adam(model.parameters(), lr=1e-3))
+
+
+def resnet18_step(lib, weights, data):
+    """One SGD (Nesterov momentum, weight decay) step of a CIFAR ResNet-18 (BasicBlock x [2, 2, 2, 2],
+    BatchNorm, 11M parameters) on a batch of 8 3x32x32 images: a large graph, for cold compile times
+    (``bench_compile_cache.py resnet18_step``); in this table only with ``--only resnet18_step``."""
+    nn, F = lib.nn, lib.nn.functional
+
+    def block(inp, planes, stride):
+        conv_bn = lambda i, o, k, s: [nn.Conv2d(i, o, k, s, k // 2, bias=False), nn.BatchNorm2d(o)]  # noqa: E731
+        body = nn.Sequential(*conv_bn(inp, planes, 3, stride), nn.ReLU(), *conv_bn(planes, planes, 3, 1))
+        shortcut = nn.Sequential(*conv_bn(inp, planes, 1, stride)) if stride != 1 or inp != planes else nn.Identity()
+        return nn.ModuleDict({"body": body, "shortcut": shortcut})
+
+    class ResNet18(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.stem = nn.Sequential(nn.Conv2d(3, 64, 3, 1, 1, bias=False), nn.BatchNorm2d(64), nn.ReLU())
+            sizes = [(64, 64, 1), (64, 64, 1), (64, 128, 2), (128, 128, 1), (128, 256, 2), (256, 256, 1),
+                     (256, 512, 2), (512, 512, 1)]
+            self.blocks = nn.ModuleList([block(*size) for size in sizes])
+            self.linear = nn.Linear(512, 10)
+
+        def forward(self, x):
+            x = self.stem(x)
+            for b in self.blocks:
+                x = F.relu(b["body"](x) + b["shortcut"](x))
+            return self.linear(F.adaptive_avg_pool2d(x, 1).flatten(1))
+    model = ResNet18()
+    optimizer = lib.optim.SGD(model.parameters(), lr=0.1, momentum=0.9, weight_decay=5e-4, nesterov=True)
+    return _classifier_step(lib, model, weights, data, optimizer)
 
 
 def _classifier_step(lib, model, weights, data, optimizer):
@@ -206,7 +239,9 @@ WORKLOADS = {
     "gpt_decode_token": (gpt_decode_token, _gpt_data),
     "lstm_fwd_bwd": (lstm_fwd_bwd, _input_data((16, 16, 128))),
     "embed_gather_step": (embed_gather_step, _embed_data),
+    "resnet18_step": (resnet18_step, _classifier_data((8, 3, 32, 32))),
 }
+OPT_IN = {"resnet18_step"}  # rows run only when --only names them
 
 
 def compiled(lib, step, **options):
@@ -274,7 +309,7 @@ def main():
           + f"{'compile ember':>15}{'compile torch':>15}" + "".join(f"{c + ' /t':>18}" for c in columns[:2] + columns[3:]))
     results = {}
     for name, (build, make_data) in WORKLOADS.items():
-        if args.only and name not in args.only:
+        if (name not in args.only) if args.only else name in OPT_IN:
             continue
         data = make_data(np)
         torch.manual_seed(0)
