@@ -50,7 +50,7 @@ def python_state(world, stamp=False):
     contents of the containers and plain objects passed as arguments, and the positions of
     Python's and NumPy's random streams (``random.randint`` in ``forward`` draws anew on every
     call, as under torch.compile), the input and free tensors' ``requires_grad`` (``x.requires_grad_()``:
-    a replay would leave it False), grad mode (``set_grad_enabled(False)`` left on); after the call (in a recording), also the globals of the
+    a replay would leave it False), the inputs' ``retain_grad()``, grad mode (``set_grad_enabled(False)`` left on); after the call (in a recording), also the globals of the
     other user code it ran (their contents when first called: :func:`breaking_io`). A
     difference before and after a recording is a side effect a replay would skip. Computed with a
     recording's hook off (:func:`.quiet_ops.unwatched`): these reads are ember's, not the call's."""
@@ -79,6 +79,7 @@ def _python_state(world, stamp):
         state[f"an attribute of {type(m).__name__} (module {id(m):#x})"] = _contents(m)
     state.update(group_state(world.optimizers, stamp))
     state[REQUIRES_GRAD] = [t.requires_grad for t in (*world.inputs, *world.free)]
+    state["an input's retain_grad()"] = [bool(t._retains_grad) for t in world.inputs]  # (a replay would not retain it)
     state["grad mode (set_grad_enabled)"] = STATE.enabled
     this = _THIS
     if this.globals:  # after a recording's call: the globals of the user code it ran (see breaking_io)

@@ -130,8 +130,8 @@ def known_arrays(world, args, kwargs):
     names = input_names(world.fn, args, kwargs) + [h[0] for h in world.held]
     for i, (t, name) in enumerate(zip(world.inputs, names)):
         known.setdefault(id(t._data), (("input", i), name))
-    for i, (t, name) in enumerate(zip(world.inputs, names)):  # (a leaf's: a backward accumulates into it)
-        if t._grad is not None and t._grad_fn is None:
+    for i, (t, name) in enumerate(zip(world.inputs, names)):  # (a leaf's: a backward accumulates into it;
+        if t._grad is not None:  # a non-leaf's retained one read: not a constant of the graph)
             known.setdefault(id(t._grad._data), (("input_grad", i), name + "_grad"))
     for p, name in zip(world.params, world.param_names()):
         known.setdefault(id(p._data), (("param", p), name))
