@@ -1,7 +1,9 @@
 """REVIEW29B: the last merges tried against torch 2.13. An input's ``retain_grad()`` inside a
 compiled function split at its backward: a replay of the piece calling it did not repeat it, so
 the next piece, recorded again (another leaf behind the input), read ``.grad`` None (the inputs'
-retain_grad now is Python state a recording compares: the piece runs eagerly). Held: input
+retain_grad now is Python state a recording compares: the piece runs eagerly); a non-leaf input's
+retained ``.grad`` read was a constant of the graph (a replay returned the recording's) and one
+assigned was not set by a replay. Held: input
 ``.grad`` accumulation (a tensor passed twice, a non-contiguous ``.grad``, float64, in-place
 zeroing) and fills (int64, bool, -0.0, requires_grad) against torch."""
 import numpy as np
@@ -29,6 +31,27 @@ def _retained(lib, compiled):
 def test_retain_grad_of_an_input_before_a_backward_as_torch():
     ember._dynamo.reset()
     assert _retained(ember, True) == _retained(torch, False)
+
+
+def _written(lib, compiled):
+    def f(h):
+        h.grad.mul_(2)
+        y = h.grad + 1
+        h.grad = h.grad * 3
+        return y
+    g = lib.compile(f) if compiled else f
+    w, out = lib.tensor([1.0, 2.0], requires_grad=True), []
+    for k in range(3):  # (a non-leaf input and a view with their retained .grad: placeholders, not constants)
+        h = w * (k + 1) if k < 2 else (w * k)[1:]
+        h.retain_grad()
+        (h * h).sum().backward()
+        out.append((g(h).tolist(), h.grad.tolist()))
+    return out
+
+
+def test_a_retained_grad_of_an_input_read_written_and_assigned_as_torch():
+    ember._dynamo.reset()
+    assert _written(ember, True) == _written(torch, False)
 
 
 def _accumulated(lib, compiled):

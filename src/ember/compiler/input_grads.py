@@ -69,8 +69,8 @@ def merge_grads(held):
 
 
 def input_grad_sets(tracer, outputs):
-    """``[(input position, output index or None, adds)]``: each leaf input's ``.grad`` after the
-    recorded call where it is not the array it came with (None: set to None), the graph node of a new
+    """``[(input position, output index or None, adds)]``: each leaf input's ``.grad`` (a non-leaf's
+    the call assigned: its retained one) after the recorded call where it is not the array it came with (None: set to None), the graph node of a new
     one appended to ``outputs``; ``adds``: a replay accumulates it as eager's engine (only a backward
     made it), else sets it (the call assigned ``.grad``). A ``.grad`` set to a tensor made outside the
     graph is a graph break (in ``tracer.breaks``)."""
@@ -80,8 +80,8 @@ def input_grad_sets(tracer, outputs):
                               "<end of function>"))
         return []
     for i, t in enumerate(inputs):
-        if t._grad_fn is not None or any(u is t for u in inputs[:i]):  # (a tensor passed twice: its first)
-            continue
+        if t._grad_fn is not None and id(t) not in tracer.grad_written or any(u is t for u in inputs[:i]):
+            continue  # (a non-leaf's .grad changes where the call assigns it only; a tensor passed twice: its first)
         grad, source, adds = ends.get(id(t), t._grad), ("input_grad", i), id(t) not in tracer.grad_written
         if grad is not None and tracer.known.get(id(grad._data), ((None,),))[0] == source:
             continue  # the array it came with, accumulated into in place if at all
