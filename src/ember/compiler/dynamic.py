@@ -36,6 +36,7 @@ from .graph import Node, Subgraph
 from .guards import World
 from .probe_sizes import base_size, far_sizes, near_sizes, small_bases
 from .symbolic import Expr, Underdetermined, evaluate, fit, fit_ratio, free_symbols
+from .structure import same_container
 from .dynamic_ints import (ARG, Ranges, State as _State, compared_range, fit_returned, fitted_at, int_ranges,
                            minmax_atoms, minmax_sides, picked_ranges, traced_capture)
 from .marks import mark_dynamic, mark_static, marks, maybe_mark_dynamic  # (imported from here too)
@@ -448,7 +449,7 @@ def _unify(samples, fixed):
             return expr
         if isinstance(first, (tuple, list)) and all(type(v) is type(first) and len(v) == len(first) for v in values):
             items = [same([v[k] for v in values], where) for k in range(len(first))]
-            return type(first)(*items) if hasattr(first, "_fields") else type(first)(items)
+            return same_container(first, items)
         if isinstance(first, dict) and all(isinstance(v, dict) and v.keys() == first.keys() for v in values):
             return {k: same([v[k] for v in values], f"{where}[{k!r}]") for k in first}
         if isinstance(first, slice) and all(isinstance(v, slice) for v in values):

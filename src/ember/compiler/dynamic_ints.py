@@ -18,6 +18,7 @@ from .contents import LARGE
 from .group_writes import watched_groups
 from .float_constants import SWAPPED, restore_codes, swap_codes
 from .side_effects import GLOBALS_SEEN, global_names, plain_object
+from .structure import same_container
 from .symbolic import Cond, Expr, evaluate, free_symbols, symbol
 from .traced_floats import argument_positions, float_conditions, mark_returned, note_unseen
 from .traced_ints import BOUNDS, COMPARISONS, INT_POSITIONS, MADE, MINMAX, SAVED, SIZED, TRACING, VALUES, TracedFloat, TracedInt, Uses, patch_math, patch_minmax, plain, unpatch_math
@@ -100,7 +101,7 @@ def plain_ints(world):
             items = [fixed(v, depth + 1) for v in value]
             if all(a is b for a, b in zip(items, value)):
                 return value
-            return type(value)(*items) if hasattr(value, "_fields") else type(value)(items)
+            return same_container(value, items)
         target = value
         if isinstance(value, (list, deque)):
             slots = list(enumerate(value))
@@ -352,7 +353,7 @@ def fit_returned(values, same, exprs, points, fixed, int_symbols, mismatch):
     more = (exprs, points, fixed, int_symbols, mismatch)
     if isinstance(first, (tuple, list)) and all(type(v) is type(first) and len(v) == len(first) for v in values):
         items = [fit_returned([v[k] for v in values], same, *more) for k in range(len(first))]
-        return type(first)(*items) if hasattr(first, "_fields") else type(first)(items)
+        return same_container(first, items)
     if isinstance(first, dict) and all(type(v) is type(first) and v.keys() == first.keys() for v in values):
         return type(first)((k, fit_returned([v[k] for v in values], same, *more)) for k in first)
     if any(v != first for v in values):

@@ -22,7 +22,7 @@ import weakref
 from .contents import container, scalar, scalar_key
 from .guards import holds
 from .sources import ATTRIBUTES, AttributesRead, fetcher
-from .structure import is_slot
+from .structure import is_slot, same_container
 from .traced_floats import ReturnedFloat
 
 __all__ = ["objects", "places", "canonical", "remember", "find", "keep"]
@@ -132,7 +132,7 @@ def _rebound(entry, world, facts):
     def returned(value):  # an object the function returned (itself, not a tensor's slot)
         if isinstance(value, (tuple, list)):
             items = [returned(v) for v in value]
-            return type(value)(*items) if hasattr(value, "_fields") else type(value)(items)
+            return same_container(value, items)
         if isinstance(value, dict):
             return type(value)((k, returned(v)) for k, v in value.items())
         return value if scalar(value) or is_slot(value) or type(value) is ReturnedFloat else move(value)

@@ -13,7 +13,7 @@ from .._tensor import Tensor
 from .._tensor_subclass import converts_results
 from .symbolic import Expr, evaluate
 
-__all__ = ["flatten", "holds_arrays", "skeleton", "unflatten", "is_slot", "LoopInt", "frames_below", "user_frame", "EMBER_DIR"]
+__all__ = ["flatten", "holds_arrays", "skeleton", "same_container", "unflatten", "is_slot", "LoopInt", "frames_below", "user_frame", "EMBER_DIR"]
 
 EMBER_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the ember package's folder
 
@@ -124,6 +124,11 @@ def holds_arrays(value):
     return isinstance(value, (tuple, list)) and any(map(holds_arrays, value))
 
 
+def same_container(value, items):
+    """``items`` in a container of ``value``'s type: a tuple, a list, or a named tuple (by position)."""
+    return type(value)(*items) if hasattr(value, "_fields") else type(value)(items)
+
+
 def skeleton(value):
     """``value`` with each tensor replaced by a slot: the shape of a return value, holding no
     tensor (so an entry keeps no activations of the call it was recorded from alive)."""
@@ -133,7 +138,7 @@ def skeleton(value):
         return _INT_SLOT
     if isinstance(value, (tuple, list)):
         items = [skeleton(v) for v in value]
-        return type(value)(*items) if hasattr(value, "_fields") else type(value)(items)
+        return same_container(value, items)
     if isinstance(value, dict):
         return type(value)((k, skeleton(v)) for k, v in value.items())
     return value
@@ -156,7 +161,7 @@ def unflatten(value, tensors, sizes=None):
         return int(next(tensors)._data)
     if isinstance(value, (tuple, list)):
         items = [unflatten(v, tensors, sizes) for v in value]
-        return type(value)(*items) if hasattr(value, "_fields") else type(value)(items)
+        return same_container(value, items)
     if isinstance(value, dict):
         return type(value)((k, unflatten(v, tensors, sizes)) for k, v in value.items())
     if sizes is not None and isinstance(value, Expr):

@@ -45,6 +45,7 @@ from .._tensor import Tensor
 from .contents import NAN
 from .graph import instances_in
 from .symbolic import evaluate, free_symbols
+from .structure import same_container
 from .traced_ints import COMPARISONS, INT_POSITIONS, MADE, MATH, SAVED, FloatInt, TracedFloat, TracedInt, numbers_passed
 
 __all__ = ["ANY_FLOAT", "ANY_HUGE_FLOAT", "float_positions", "float_guards", "float_conditions", "float_nodes",
@@ -522,7 +523,7 @@ def mark_returned(value):
         return value
     if isinstance(value, (tuple, list)):
         items = [mark_returned(v) for v in value]
-        return type(value)(*items) if hasattr(value, "_fields") else type(value)(items)
+        return same_container(value, items)
     if isinstance(value, dict):
         return type(value)((k, mark_returned(v)) for k, v in value.items())
     return value
@@ -543,7 +544,7 @@ def returned_floats(value, marked, args, kwargs):
         return _value(value.how, (*args, *kwargs.values()).__getitem__)
     if isinstance(value, (tuple, list)):
         items = [returned_floats(v, True, args, kwargs) for v in value]
-        return type(value)(*items) if hasattr(value, "_fields") else type(value)(items)
+        return same_container(value, items)
     if isinstance(value, dict):
         return type(value)((k, returned_floats(v, True, args, kwargs)) for k, v in value.items())
     return value
