@@ -29,7 +29,7 @@ def test_constant_gradient_keeps_the_backward_compiled():
     compiled = ember.compile(fn)
     for _ in range(2):
         out, grad = _forward_backward(compiled, values)
-    assert out.grad_fn.name() == "CompiledGraphBackward"
+    assert out.grad_fn.name() == "CompiledFunctionBackward"
     np.testing.assert_array_equal(out.detach().numpy(), expected[0].detach().numpy())
     np.testing.assert_array_equal(grad.numpy(), expected[1].numpy())
 

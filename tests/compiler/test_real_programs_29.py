@@ -126,7 +126,7 @@ def test_dcgan_step_compiled_whole_is_one_graph_with_torchs_losses(runs):
     (expected, needs_grad, _), (got, ours, count) = runs["dcgan"]
     np.testing.assert_allclose(got, expected, rtol=1e-5)
     assert count == (1, {})  # (before: 0 graphs, the step ran eagerly)
-    assert needs_grad and not ours  # D_x: detached, as a loss after its backward (no backward passes it eagerly)
+    assert needs_grad and ours  # D_x requires grad, its node freed by the backward, as torch's
 
 
 def test_vit_compiled_model_with_dropout_trains_and_evaluates_as_torch(runs):

@@ -70,7 +70,9 @@ class FunctionCtx:
 
 
 class FunctionNode(Node):
-    """The ``grad_fn`` of a custom Function's outputs; it has one slot per output."""
+    """The ``grad_fn`` of a custom Function's outputs; it has one slot per output. Each Function
+    class has its own subclass, named as torch's (``FooBackward``: ``grad_fn=<FooBackward>`` in a
+    printed tensor)."""
     __slots__ = ("fn", "ctx", "shapes", "dtypes", "num_outputs", "_saved", "_freed", "_out_meta")
 
     def name(self):
@@ -104,6 +106,7 @@ class _FunctionMeta(type):
     def __init__(cls, name, bases, attrs):
         super().__init__(name, bases, attrs)
         cls._backward_cls = cls
+        cls._node_cls = type(name + "Backward", (FunctionNode,), {"__slots__": (), "__module__": cls.__module__})
 
 
 class Function(metaclass=_FunctionMeta):
@@ -162,7 +165,7 @@ class Function(metaclass=_FunctionMeta):
                     observer.function_exit(cls, args, differentiable)
             return outputs
         dirty = {id(t) for t in getattr(ctx, "_dirty", ())}
-        node = FunctionNode.__new__(FunctionNode)
+        node = cls._node_cls.__new__(cls._node_cls)
         Node.__init__(node, tuple(gradient_edge(a) if need else (None, 0)
                                   for a, need in zip(args, ctx.needs_input_grad)))
         node.fn = cls

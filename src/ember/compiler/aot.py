@@ -24,13 +24,14 @@ from .._tensor import Tensor
 from ..autograd.engine import grad_within
 from ..autograd.function import Function
 from ..autograd.grad_mode import STATE, enable_grad
-from ..autograd.graph import modified_error
+from ..autograd.graph import gradient_edge, modified_error
 from . import replay
 from .graph import Graph, Node, nodes_in
 from .layouts import laid_out, layout_of
 
-__all__ = ["record_backward", "runs_hooks", "split", "forward_graph", "without_gradients", "Joint", "CompiledGraph",
-           "enables_grad", "apply_compiled", "retained_history"]
+__all__ = ["record_backward", "runs_hooks", "split", "forward_graph", "without_gradients", "Joint", "CompiledFunction",
+           "enables_grad", "apply_compiled", "retained_history", "freed_positions", "freed_outputs",
+           "FreedOutputs"]
 
 
 def record_backward(tracer, outputs, placeholder_tensors):
@@ -120,32 +121,103 @@ def retained_history(result, ran_backward, limit=100_000):
     the autograd engine (``ran_backward``: no backward recorded then), else None: a tensor
     requiring grad whose history still holds saved values (``autograd.grad(z, x,
     retain_graph=True)``, ``z`` returned: a replay's would require no grad). A loss after its
-    ``backward()`` holds none (released): returned detached, as the recorded step's; so is a
-    tensor whose history also reaches a node a backward freed (DCGAN's ``D_x = output.mean()``
-    after ``errD_real.backward()``): a backward through it raises eagerly too."""
+    ``backward()`` holds none (released); nor does a tensor whose history also reaches a node a
+    backward freed (DCGAN's ``D_x = output.mean()`` after ``errD_real.backward()``): a replay
+    returns them with a freed node (:func:`freed_positions`), a backward through them raising as
+    eagerly."""
     if not ran_backward:
         return None
     for t in _tensors_in(result):
-        if t.requires_grad and t.grad_fn is not None and _holds_saved_values(t.grad_fn, limit):
+        if t.requires_grad and t.grad_fn is not None and _history(t.grad_fn, limit) == "saved":
             return ("the function runs backward or autograd.grad and returns a tensor requiring grad whose graph "
                     "it retained: a replay's would require no grad (the graph holds no backward then)")
     return None
 
 
-def _holds_saved_values(root, limit):
-    """Whether the history from the autograd node ``root`` holds saved values and reaches no
-    freed node (one whose saved values a backward released)."""
+def freed_positions(returned, ran_backward, limit=100_000):
+    """The positions in ``returned`` (a call's returned tensors, in flattening order) of those
+    requiring grad whose history reaches a node a backward in the call freed (``loss`` after
+    ``loss.backward()``): a replay gives them a freed node (:func:`freed_outputs`)."""
+    if not ran_backward:
+        return []
+    return [i for i, t in enumerate(returned)
+            if t.requires_grad and t.grad_fn is not None and _history(t.grad_fn, limit) == "freed"]
+
+
+def _history(root, limit):
+    """``"freed"`` when the history from the autograd node ``root`` reaches a freed node (one whose
+    saved values a backward released), else ``"saved"`` when it holds saved values, else None."""
     seen, stack, saved = set(), [root], False
     while stack and len(seen) < limit:
         node = stack.pop()
         if node is None or id(node) in seen:
             continue
         if getattr(node, "_freed", False):
-            return False
+            return "freed"
         seen.add(id(node))
         saved = saved or bool(getattr(node, "_saved", None)) or getattr(node, "_out", None) is not None
         stack += [edge[0] for edge in node.next_functions]
-    return saved
+    return "saved" if saved else None
+
+
+def freed_outputs(results, positions, edges):
+    """Gives the replayed ``results`` (tensors without history) at ``positions`` one autograd node
+    whose saved values a backward already freed, as torch's compiled step returns its loss after
+    ``loss.backward()``: they require grad, their ``grad_fn`` is a ``CompiledFunctionBackward``
+    (``next_functions``: ``edges``) and a backward through them raises torch's RuntimeError
+    "Trying to backward through the graph a second time". One node per call, nothing saved."""
+    cls = CompiledFunction._node_cls
+    node = cls.__new__(cls)
+    node.next_functions, node._pre_hooks, node._hooks, node._metadata = edges, None, None, None
+    node.fn, node.ctx, node.shapes, node.dtypes = CompiledFunction, None, (None,) * len(edges), (None,) * len(edges)
+    node.num_outputs, node._saved, node._freed = len(positions), (), True
+    node._out_meta = tuple((results[i].shape, results[i].dtype) for i in positions)
+    for k, i in enumerate(positions):
+        t = results[i]
+        t.grad_fn, t.requires_grad, t._output_nr = node, True, k
+
+
+class FreedOutputs:
+    """A replay's outputs whose history the call's backward freed (``cap.freed``: a loss after its
+    ``backward()``), at their positions among the graph's outputs (``remade``: the positions of
+    the views remade apart, :mod:`.aliases`); ``fixed``: the entry's inputs fetched once, whose
+    parameters' edges are the freed node's ``next_functions``."""
+
+    def __init__(self, cap, remade, fixed):
+        kept = [i for i in range(len(cap.output_nodes)) if i not in remade]
+        self.positions = [kept.index(i) for i in cap.freed if i in kept]
+        self.ran_backward, self.fixed, self.edges = cap.ran_backward, fixed, None
+
+    def give(self, results):
+        """Gives the replayed ``results`` (without history) their freed node (:func:`freed_outputs`)."""
+        if self.positions:
+            if self.edges is None:
+                self.edges = tuple(gradient_edge(t) for t in self.fixed if isinstance(t, Tensor) and t.requires_grad)
+            freed_outputs(results, self.positions, self.edges)
+
+    def detached(self, results, inputs, passthrough):
+        """The ``results`` a graph replayed on tensors (the ``eager`` and callable backends) returns
+        for a call on ``inputs``, after a backward in the call: those whose history it freed keep
+        their history, freed as the call's backward freed the recording's (the nodes made by this
+        replay, not those of the inputs: its backward ran as ops, not through the engine); a
+        callable backend's result without history gets a freed node. The others are detached
+        but the inputs returned (``passthrough``)."""
+        if not self.ran_backward:
+            return results
+        results = [t if i in passthrough or i in self.positions else t.detach() for i, t in enumerate(results)]
+        stop = {id(x.grad_fn) for x in inputs if isinstance(x, Tensor) and x.grad_fn is not None}
+        todo, seen = [results[i].grad_fn for i in self.positions], set()
+        while todo:
+            node = todo.pop()
+            if node is None or id(node) in seen or id(node) in stop:
+                continue
+            seen.add(id(node))
+            node.release()
+            todo += [n for n, _ in node.next_functions]
+        plain = [i for i in self.positions if results[i].grad_fn is None]
+        if plain:
+            freed_outputs(results, plain, ())
+        return results
 
 
 def _tensors_in(value):
@@ -162,13 +234,13 @@ def enables_grad(graph):
 
 
 def apply_compiled(runner, sizes, tensors):
-    """The outputs of a replayed joint graph: :class:`CompiledGraph` applied (under
+    """The outputs of a replayed joint graph: :class:`CompiledFunction` applied (under
     ``enable_grad`` where the call is made under ``no_grad`` and its function enables grad, so
     that, as eagerly, the results computed there have a backward)."""
     if runner.joint.enables_grad and not STATE.enabled:
         with enable_grad():
-            return CompiledGraph.apply(runner, sizes, *tensors)
-    return CompiledGraph.apply(runner, sizes, *tensors)
+            return CompiledFunction.apply(runner, sizes, *tensors)
+    return CompiledFunction.apply(runner, sizes, *tensors)
 
 
 def _reads_mutated(graph):
@@ -306,7 +378,7 @@ def _remap(value, env):
     return value
 
 
-class CompiledGraph(Function):
+class CompiledFunction(Function):
     """The autograd node of a replayed joint graph: ``forward`` runs the forward graph on the
     placeholders' arrays, ``backward`` the backward graph on the saved arrays and the output
     gradients, giving one gradient per placeholder (None where none flows). ``sizes`` holds

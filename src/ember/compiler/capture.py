@@ -42,11 +42,11 @@ from .breaks import SPARSE
 from .exc import Unsupported
 from ..autograd.grad_mode import STATE
 from .aliases import hidden_bases, returned_views
-from .aot import enables_grad, record_backward, retained_history, runs_hooks
+from .aot import enables_grad, freed_positions, record_backward, retained_history, runs_hooks
 from .attribute_sets import (as_before, attributes_before, extra, float_attributes_set, noted, noted_floats, set_floats,
                              tensor_attributes_set, unguarded_names)
 from .inner_views import strided_layout
-from .input_grads import grad_layouts, hide_grads, input_grad_sets, merge_grads
+from .input_grads import grad_layouts, hide_grads, input_grad_sets, input_hooks, merge_grads
 from .layouts import layout_of
 from .graph import Graph
 from .group_replay import GROUPS, group_writes, hyperparameter_inputs, replay_writes, snapshot
@@ -90,7 +90,7 @@ class Capture:
         breaks: ``(reason, "file:line: code")`` of each graph break; empty when replayable.
         break_frames: per break met while running, ``(code, line)`` of each frame inside the
             recording (:func:`~.structure.frames_below`; empty: before or after the call).
-        ran_backward: the function ran the autograd engine (its outputs are returned detached).
+        ran_backward: the function ran the autograd engine; freed: the outputs whose history it freed.
         joint: for outputs that need gradients (and no backward in the function): ``(ids of
             the forward's nodes, [(placeholder index, gradient Node)])``: the graph continues
             with their backward (see :mod:`.aot`). read_names: see :func:`.side_effects.names_read`."""
@@ -98,9 +98,9 @@ class Capture:
     def __init__(self, graph, sources):
         self.graph, self.sources, self.grad_written = graph, sources, set()  # (whose .grad the call set first)
         self.output, self.output_nodes, self.grad_sets, self.layouts, self.views = None, [], [], [], []
-        self.attr_sets, self.float_sets = [], []
+        self.attr_sets, self.float_sets, self.freed = [], [], []  # (freed: a replay gives them a freed node, aot.py)
         self.breaks, self.ran_backward, self.reads_grad, self.pieces, self.read_names = [], False, False, [graph], None
-        self.group_writes, self.grad_required, self.input_grad_sets = [], [], []
+        self.group_writes, self.grad_required, self.input_grad_sets, self.input_hooks = [], [], [], []
 
     def require_grads(self, inputs):
         """Makes the call's ``inputs`` (``World.inputs``) at ``grad_required`` require grad, before a replay."""
@@ -117,7 +117,7 @@ class Capture:
 class Tracer(_core.Observer):
     """The observer that builds the graph while the function runs."""
     history, reads_grad = frozenset(), False  # ids of nodes made before the call; whether it read a .grad
-    double, group_before, stashed = False, {}, {}  # a create_graph backward ran since the last; group_replay; input_grads
+    double, group_before, stashed, hooks_added = False, {}, {}, ()  # a create_graph backward ran; group_replay; input_grads
 
     def __init__(self, known, fullgraph):
         self.graph, self.grad_written = Graph(), set()
@@ -559,7 +559,7 @@ def _finish(tracer, cap, result, sets, floats):
     returned = flatten(result) + hidden_bases(flatten(result), tracer.made_here)  # (returned after the user's)
     for t in returned:  # without a recorded backward, a returned x.detach() is a Detach of x's node
         outputs.append(tracer.arg(t, None) if cap.joint is None else tracer.node(t))
-    cap.output_nodes = list(outputs)
+    cap.output_nodes, cap.freed = list(outputs), freed_positions(returned, cap.ran_backward)
     for p in tracer.world.params:
         if tracer.known.get(id(p._data), ((None, None),))[0][1] is not p:
             tracer.breaks.append(("a parameter's array was replaced (.data =)", "<end of function>"))
@@ -577,7 +577,7 @@ def _finish(tracer, cap, result, sets, floats):
             break
         cap.grad_sets.append((p, len(outputs)))
         outputs.append(node)
-    cap.input_grad_sets = input_grad_sets(tracer, outputs)  # (x.grad set by a backward in the call)
+    cap.input_grad_sets, cap.input_hooks = input_grad_sets(tracer, outputs), input_hooks(tracer)  # (x.grad, x.register_hook)
     cap.attr_sets, cap.float_sets = noted(sets, returned, len(outputs)), noted_floats(floats)
     outputs += [tracer.arg(t, None) if cap.joint is None else tracer.node(t) for t in extra(sets, returned)]
     for opt in tracer.world.optimizers:

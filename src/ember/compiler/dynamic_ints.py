@@ -10,6 +10,7 @@ import numpy as np
 from .. import _random
 from .._backend.sparse import SparseCOO
 from .._tensor import Tensor
+from ..autograd.graph import HOOKS_VERSION
 from ..nn.modules.module import Module
 from ..optim.optimizer import Optimizer
 from .capture import capture
@@ -399,8 +400,8 @@ def int_symbols(facts, before, static, arguments):
 
 class State:
     """Parameters and buffers (and which tensors the modules hold), the modules' attributes, gradients, optimizer state
-    and hyperparameters, the input and free tensors' values and the random stream: what a
-    probe may change, restored before and after it."""
+    and hyperparameters, the input and free tensors' values and gradient hooks (``x.register_hook``)
+    and the random stream: what a probe may change, restored before and after it."""
 
     def __init__(self, world):
         self.tables = [(table, dict(table)) for table in world.tables]
@@ -415,6 +416,7 @@ class State:
                              if isinstance(v, Tensor)], [dict(g) for g in opt.param_groups])
                            for opt in world.optimizers]
         self.rng = _random.get_rng_state()
+        self.hooks = [(t, dict(_hook_table(t) or ())) for t in world.inputs if t.requires_grad]
 
     def restore(self):
         """Puts back what was kept."""
@@ -440,6 +442,18 @@ class State:
             for v, data in arrays:
                 np.copyto(v._data, data)
         _random.set_rng_state(self.rng)
+        for t, hooks in self.hooks:
+            table = _hook_table(t)
+            if table is not None and table != hooks:  # (in place: the handles remove from it)
+                table.clear()
+                table.update(hooks)
+                HOOKS_VERSION[0] += 1
+
+
+def _hook_table(t):
+    """The table of tensor ``t``'s gradient hooks (its node's pre-hooks), None where it has none."""
+    node = t.grad_fn or t._node
+    return None if node is None else node._pre_hooks
 
 
 def _floats_made():

@@ -24,7 +24,7 @@ from ..nn.modules.module import Module
 from ..nn.parameter import is_lazy
 from .._ops import core as _core
 from .._ops.args import caller_level
-from . import aot, replay
+from . import aot, rebind, replay, shared_cache
 from .backends import compile_graph, log_enabled
 from .custom_backend import custom_runner, first_run, first_split_run, is_custom, state_before
 from .capture import capture, input_names, unflatten
@@ -45,7 +45,6 @@ from .layouts import laid_out
 from .markers import _name, _stance, disable, is_compiling, set_stance
 from .options import BACKENDS, MODES, resolve as _resolve
 from .recheck import Recheck
-from . import rebind, shared_cache
 from .sources import escapes as _escapes, fetcher as _fetcher, relevant
 from .split import split as _split, split_as_cached
 from .symbolic import symbol
@@ -135,6 +134,7 @@ class _Entry:
         # (a constant returned: its fresh copy, laid out as eager's; an input returned is a view)
         self.layouts = [None if i in self.passthrough and sources[self.passthrough[i]][0] != "const" else v
                         for i, v in enumerate(self.layouts)]
+        self.freed = aot.FreedOutputs(cap, remade, self.fixed)  # (a loss after backward())
 
     def backward_without(self, missing, grads, shapes):
         """``(run, arrays)``: the backward graph and its inputs after the saved values, for a
@@ -193,10 +193,9 @@ class _Entry:
                        else wrap(a, layouts[i], arrays) if self.wraps and type(layouts[i]) is Strided
                        else Tensor._make(laid_out(a if type(a) is np.ndarray else np.asarray(a), layouts[i]))
                        for i, a in enumerate(results)]
+            self.freed.give(results)
         else:
-            results = self.invoke(self.run, tensors, sizes)
-            if self.cap.ran_backward:
-                results = [t if i in self.passthrough else t.detach() for i, t in enumerate(results)]
+            results = self.freed.detached(self.invoke(self.run, tensors, sizes), tensors, self.passthrough)
         if self.views:
             results = remake(self.views, self.viewed, results, tensors, sizes)
         set_grads(self.cap, inputs, results)

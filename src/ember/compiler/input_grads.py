@@ -14,13 +14,16 @@ which inputs have one (``INPUT_GRADS``); a ``.grad`` the call assigns is set as 
 in a call whose input has gradient hooks registered before it breaks the graph (the recording's hook
 would be baked in, another call's differ; guarded by ``INPUT_HOOKS``). A non-leaf input has no
 ``.grad`` (a backward into its history, made before the call, is a graph break of its own:
-``aot.retained_history``, ``sources.history_nodes``).
+``aot.retained_history``, ``sources.history_nodes``). A gradient hook the call registers on an input
+(``x.register_hook(lambda g: g * 2)``) is registered again on each replay's input (:func:`note_hook`).
 """
+import types
+
 from ..autograd.engine import _accumulate
 from .layouts import layout_of
 
 __all__ = ["INPUT_GRADS", "INPUT_HOOKS", "input_facts", "hide_grads", "restore_read", "merge_grads",
-           "input_grad_sets", "grad_layouts", "set_grads"]
+           "input_grad_sets", "grad_layouts", "set_grads", "note_hook", "input_hooks"]
 
 INPUT_GRADS, INPUT_HOOKS = "which inputs have .grad", "which inputs have gradient hooks"
 
@@ -104,9 +107,35 @@ def grad_layouts(cap, tracer):
     return [layout_of(p.grad._data) for p, i in cap.grad_sets if i is not None] + tracer.grad_layouts
 
 
+def note_hook(tracer, tensor, hook, handle):
+    """Notes ``tensor.register_hook(hook)`` (its ``handle``) in the call ``tracer`` records: on an input,
+    a function whose value depends on nothing of the call (no closure cells, no defaults: the same
+    function object serves each replay) is registered again by each replay (:func:`input_hooks`);
+    any other hook on an input breaks the graph (the recording's would serve the replays). The other
+    tensors' hooks are guarded (a parameter's hook ids) or break where a backward meets them."""
+    source = tracer.known.get(id(tensor._data), ((None,),))[0]
+    if source[0] != "input" or tracer.world.inputs[source[1]] is not tensor:
+        return
+    if type(hook) is types.FunctionType and hook.__closure__ is None and hook.__defaults__ is None \
+            and hook.__kwdefaults__ is None:
+        tracer.hooks_added += ((source[1], hook, handle),)
+    else:
+        tracer.graph_break("Tensor.register_hook on an input with a hook made from the call's values (a closure, "
+                           "a bound method): a replay would register the recording's")
+
+
+def input_hooks(tracer):
+    """``[(input position, hook)]``: the hooks the recorded call registered on its inputs and did not
+    remove (:func:`note_hook`), which a replay registers again (:func:`set_grads`)."""
+    return [(i, hook) for i, hook, handle in tracer.hooks_added if handle.id in handle.table]
+
+
 def set_grads(cap, inputs, results):
     """Sets the ``.grad`` of the parameters and inputs a replay of ``cap`` updates from its ``results``
-    (an input's added into the one it has where the call only ran a backward into it)."""
+    (an input's added into the one it has where the call only ran a backward into it), and registers
+    the gradient hooks the call registers on its inputs (:func:`input_hooks`)."""
+    for i, hook in cap.input_hooks:
+        inputs[i].register_hook(hook)
     for p, i in cap.grad_sets:
         p.grad = None if i is None else results[i]
     for k, i, adds in cap.input_grad_sets:

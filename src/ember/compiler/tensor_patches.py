@@ -19,7 +19,7 @@ from .. import _distributions, _random
 from .._ops import core as _core
 from .._tensor import Tensor
 from .breaks import VALUE_METHODS
-from .input_grads import restore_read
+from .input_grads import note_hook, restore_read
 from .patches import from_user, patch, unpatch
 from .traced_floats import fill_node
 from .traced_ints import TRACING
@@ -141,13 +141,25 @@ def _requiring(name, original):
     return requires_grad_
 
 
+def _hooking(name, original):
+    # a gradient hook registered on an input: registered again by each replay (input_grads.note_hook)
+    def register_hook(self, hook):
+        handle = original(self, hook)
+        for tracer in reversed(recording()):
+            note_hook(tracer, self, hook, handle)
+        return handle
+    register_hook.__name__, register_hook.__doc__ = name, original.__doc__
+    return register_hook
+
+
 # Every random draw goes through one of _random.rng and _distributions.generator_or_default:
 # torch's streams, or NumPy's on them (and setting a stream's state, manual_seed: a graph break,
 # as in torch's dynamo)
 _SETTING = ("manual_seed", "seed", "set_state")
 _PATCHES = [(Tensor, tuple(VALUE_METHODS), _breaking), (Tensor, ("grad",), _grad_watch),
             (Tensor, ("_make", "_init", "_snapshot"), _making),
-            (Tensor, ("requires_grad_", "requires_grad"), _requiring), (_random, ("rng",), _drawing),
+            (Tensor, ("requires_grad_", "requires_grad"), _requiring), (Tensor, ("register_hook",), _hooking),
+            (_random, ("rng",), _drawing),
             (_distributions, ("generator_or_default",), _drawing), (_random.Generator, _SETTING, _drawing)]
 
 
