@@ -170,11 +170,10 @@ def freed_outputs(results, positions, edges):
     node = cls.__new__(cls)
     node.next_functions, node._pre_hooks, node._hooks, node._metadata = edges, None, None, None
     node.fn, node.ctx, node.shapes, node.dtypes = CompiledFunction, None, (None,) * len(edges), (None,) * len(edges)
-    node.num_outputs, node._saved, node._freed = len(positions), (), True
-    node._out_meta = tuple((results[i].shape, results[i].dtype) for i in positions)
+    node.num_outputs, node._saved, node._freed, node._out_meta = len(positions), (), True, ()
     for k, i in enumerate(positions):
         t = results[i]
-        t.grad_fn, t.requires_grad, t._output_nr = node, True, k
+        t._grad_fn, t._requires_grad, t._output_nr = node, True, k
 
 
 class FreedOutputs:
