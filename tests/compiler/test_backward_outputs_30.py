@@ -63,7 +63,7 @@ def test_a_replayed_step_returns_its_loss_with_a_freed_node_as_torchs(backend):
             assert (node, shown) == (name, f"<{name}>)")
 
 
-def test_the_freed_node_leads_to_the_parameters_and_a_hook_on_the_loss_runs_no_backward():
+def test_the_freed_node_leads_to_the_parameters_and_its_backward_accumulates_nothing():
     model = ember.nn.Linear(3, 1)
     opt = ember.optim.SGD(model.parameters(), lr=0.1)
 
