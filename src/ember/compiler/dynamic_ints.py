@@ -416,7 +416,8 @@ class State:
                              if isinstance(v, Tensor)], [dict(g) for g in opt.param_groups])
                            for opt in world.optimizers]
         self.rng = _random.get_rng_state()
-        self.hooks = [(t, dict(_hook_table(t) or ())) for t in world.inputs if t.requires_grad]
+        self.hooks = [(t, dict(_hook_table(t) or ())) for t in (*world.inputs, *world.free, *world.params)
+                      if t.requires_grad]
 
     def restore(self):
         """Puts back what was kept."""

@@ -15,7 +15,8 @@ in a call whose input has gradient hooks registered before it breaks the graph (
 would be baked in, another call's differ; guarded by ``INPUT_HOOKS``). A non-leaf input has no
 ``.grad`` (a backward into its history, made before the call, is a graph break of its own:
 ``aot.retained_history``, ``sources.history_nodes``). A gradient hook the call registers on an input
-(``x.register_hook(lambda g: g * 2)``) is registered again on each replay's input (:func:`note_hook`).
+(``x.register_hook(lambda g: g * 2)``), a parameter or a global tensor is registered again by each
+replay (:func:`note_hook`).
 """
 import types
 
@@ -108,34 +109,41 @@ def grad_layouts(cap, tracer):
 
 
 def note_hook(tracer, tensor, hook, handle):
-    """Notes ``tensor.register_hook(hook)`` (its ``handle``) in the call ``tracer`` records: on an input,
-    a function whose value depends on nothing of the call (no closure cells, no defaults: the same
-    function object serves each replay) is registered again by each replay (:func:`input_hooks`);
-    any other hook on an input breaks the graph (the recording's would serve the replays). The other
-    tensors' hooks are guarded (a parameter's hook ids) or break where a backward meets them."""
+    """Notes ``tensor.register_hook(hook)`` (its ``handle``) in the call ``tracer`` records, on an input,
+    a parameter or a tensor the function reads from its closure or globals (the same object on each
+    call): a function whose value depends on nothing of the call (no closure cells, no defaults: the
+    same function object serves each replay) is registered again by each replay (:func:`input_hooks`);
+    any other hook there breaks the graph (the recording's would serve the replays). A hook on a
+    tensor the call made breaks the graph where a backward meets it (``aot.runs_hooks``)."""
     source = tracer.known.get(id(tensor._data), ((None,),))[0]
-    if source[0] != "input" or tracer.world.inputs[source[1]] is not tensor:
+    if source[0] == "input" and tracer.world.inputs[source[1]] is tensor:
+        target = source[1]
+    elif source[0] == "param" and source[1] is tensor \
+            or source[0] is None and id(tensor._data) not in tracer.made and not tracer.made_here(tensor):
+        target = tensor
+    else:
         return
     if type(hook) is types.FunctionType and hook.__closure__ is None and hook.__defaults__ is None \
             and hook.__kwdefaults__ is None:
-        tracer.hooks_added += ((source[1], hook, handle),)
+        tracer.hooks_added += ((target, hook, handle),)
     else:
-        tracer.graph_break("Tensor.register_hook on an input with a hook made from the call's values (a closure, "
-                           "a bound method): a replay would register the recording's")
+        tracer.graph_break("Tensor.register_hook with a hook made from the call's values (a closure, a bound "
+                           "method): a replay would register the recording's")
 
 
 def input_hooks(tracer):
-    """``[(input position, hook)]``: the hooks the recorded call registered on its inputs and did not
-    remove (:func:`note_hook`), which a replay registers again (:func:`set_grads`)."""
-    return [(i, hook) for i, hook, handle in tracer.hooks_added if handle.id in handle.table]
+    """``[(input position or tensor, hook)]``: the hooks the recorded call registered on its inputs (by
+    position), parameters and free tensors and did not remove (:func:`note_hook`), which a replay
+    registers again (:func:`set_grads`)."""
+    return [(target, hook) for target, hook, handle in tracer.hooks_added if handle.id in handle.table]
 
 
 def set_grads(cap, inputs, results):
     """Sets the ``.grad`` of the parameters and inputs a replay of ``cap`` updates from its ``results``
     (an input's added into the one it has where the call only ran a backward into it), and registers
     the gradient hooks the call registers on its inputs (:func:`input_hooks`)."""
-    for i, hook in cap.input_hooks:
-        inputs[i].register_hook(hook)
+    for target, hook in cap.input_hooks:
+        (inputs[target] if type(target) is int else target).register_hook(hook)
     for p, i in cap.grad_sets:
         p.grad = None if i is None else results[i]
     for k, i, adds in cap.input_grad_sets:
