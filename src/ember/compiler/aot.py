@@ -30,7 +30,7 @@ from .graph import Graph, Node, nodes_in
 from .layouts import laid_out, layout_of
 
 __all__ = ["record_backward", "runs_hooks", "split", "forward_graph", "without_gradients", "Joint", "CompiledFunction",
-           "enables_grad", "apply_compiled", "retained_history", "freed_positions", "freed_outputs",
+           "enables_grad", "apply_compiled", "backward_starts", "retained_history", "freed_positions", "freed_outputs",
            "FreedOutputs"]
 
 
@@ -116,16 +116,26 @@ class Joint:
         self.saved_results = [i for i, v in enumerate(forward.outputs[:n_outputs]) if id(v) in saved]
 
 
-def retained_history(result, ran_backward, limit=100_000):
-    """Why a replay cannot return ``result`` (a tuple, list or dict of tensors) of a call that ran
-    the autograd engine (``ran_backward``: no backward recorded then), else None: a tensor
-    requiring grad whose history still holds saved values (``autograd.grad(z, x,
-    retain_graph=True)``, ``z`` returned: a replay's would require no grad). A loss after its
-    ``backward()`` holds none (released); nor does a tensor whose history also reaches a node a
-    backward freed (DCGAN's ``D_x = output.mean()`` after ``errD_real.backward()``): a replay
-    returns them with a freed node (:func:`freed_positions`), a backward through them raising as
-    eagerly."""
-    if not ran_backward:
+def backward_starts(tracer):
+    """Notes, at the first backward a recorded call runs, the graph nodes of the values so far
+    (``tracer.made_before``): torch's dynamo breaks there, so a result among them is an output of
+    its forward graph (:func:`freed_positions`), one computed after of the next. Returns True
+    (``tracer.ran_backward``)."""
+    tracer.made_before = frozenset(tracer.value.values())
+    return True
+
+
+def retained_history(result, tracer, limit=100_000):
+    """Why a replay cannot return ``result`` (a tuple, list or dict of tensors) of a call ``tracer``
+    recorded that ran the autograd engine (``tracer.ran_backward``: no backward recorded then),
+    else None: a tensor requiring grad whose history still holds saved values
+    (``autograd.grad(z, x, retain_graph=True)``, ``z`` returned: a replay's would have no
+    backward). A loss after its ``backward()`` holds none (released); nor does a tensor whose
+    history also reaches a node a backward freed (DCGAN's ``D_x = output.mean()`` after
+    ``errD_real.backward()``): a replay returns them with a freed node (:func:`freed_positions`),
+    a backward through them raising as eagerly. One that holds none and was computed after the
+    backward (FGSM's ``x + eps * x.grad.sign()``) is returned detached (torch's has a live node)."""
+    if not tracer.ran_backward:
         return None
     for t in _tensors_in(result):
         if t.requires_grad and t.grad_fn is not None and _history(t.grad_fn, limit) == "saved":
@@ -134,14 +144,21 @@ def retained_history(result, ran_backward, limit=100_000):
     return None
 
 
-def freed_positions(returned, ran_backward, limit=100_000):
+def freed_positions(returned, tracer, limit=100_000):
     """The positions in ``returned`` (a call's returned tensors, in flattening order) of those
     requiring grad whose history reaches a node a backward in the call freed (``loss`` after
-    ``loss.backward()``): a replay gives them a freed node (:func:`freed_outputs`)."""
-    if not ran_backward:
+    ``loss.backward()``), or holds no saved values and was computed before the backward (``w.sum()``:
+    torch's forward graph's output, its node freed): a replay gives them a freed node
+    (:func:`freed_outputs`; the ``eager`` backend frees its ops' nodes that saved values)."""
+    if not tracer.ran_backward:
         return []
-    return [i for i, t in enumerate(returned)
-            if t.requires_grad and t.grad_fn is not None and _history(t.grad_fn, limit) == "freed"]
+    found = []
+    for i, t in enumerate(returned):
+        if t.requires_grad and t.grad_fn is not None:
+            history = _history(t.grad_fn, limit)
+            if history == "freed" or history is None and tracer.value.get(id(t._data)) in tracer.made_before:
+                found.append(i)
+    return found
 
 
 def _history(root, limit):
@@ -179,12 +196,12 @@ def freed_outputs(results, positions, edges):
 class FreedOutputs:
     """A replay's outputs whose history the call's backward freed (``cap.freed``: a loss after its
     ``backward()``), at their positions among the graph's outputs (``remade``: the positions of
-    the views remade apart, :mod:`.aliases`); ``fixed``: the entry's inputs fetched once, whose
-    parameters' edges are the freed node's ``next_functions``."""
+    the views remade apart, :mod:`.aliases`; not the inputs returned, ``passthrough``); ``fixed``:
+    the entry's inputs fetched once, whose parameters' edges are the freed node's ``next_functions``."""
 
-    def __init__(self, cap, remade, fixed):
+    def __init__(self, cap, remade, fixed, passthrough):
         kept = [i for i in range(len(cap.output_nodes)) if i not in remade]
-        self.positions = [kept.index(i) for i in cap.freed if i in kept]
+        self.positions = [kept.index(i) for i in cap.freed if i in kept and kept.index(i) not in passthrough]
         self.ran_backward, self.fixed, self.edges = cap.ran_backward, fixed, None
 
     def give(self, results):

@@ -42,7 +42,7 @@ from .breaks import SPARSE
 from .exc import Unsupported
 from ..autograd.grad_mode import STATE
 from .aliases import hidden_bases, returned_views
-from .aot import enables_grad, freed_positions, record_backward, retained_history, runs_hooks
+from .aot import backward_starts, enables_grad, freed_positions, record_backward, retained_history, runs_hooks
 from .attribute_sets import (as_before, attributes_before, extra, float_attributes_set, noted, noted_floats, set_floats,
                              tensor_attributes_set, unguarded_names)
 from .inner_views import strided_layout
@@ -327,7 +327,7 @@ class Tracer(_core.Observer):
         if self.control_flow_grad:  # its autograd nodes read values the graph does not hold
             self.graph_break("backward through a control-flow operator without a recorded backward (while_loop) "
                              "inside the compiled function")
-        self.ran_backward = True
+        self.ran_backward = self.ran_backward or backward_starts(self)
 
     def hooked_backward(self):
         """Breaks the graph at a backward hook."""
@@ -518,7 +518,7 @@ def capture(fn, args, kwargs, world, fullgraph=False, joint=True):
         if changed is not None:  # a replay runs the graph only: the side effect would be lost
             tracer.graph_break(f"a Python side effect: {changed} changed during the call (a replay would "
                                f"not repeat it, so the function runs eagerly)")
-        if (why := unreplayable(result, world) or retained_history(result, tracer.ran_backward)) is not None:
+        if (why := unreplayable(result, world) or retained_history(result, tracer)) is not None:
             tracer.graph_break(why)
         # non-branching control flow: gradients by replaying it with autograd; branching: backward recorded (hop)
         if not tracer.breaks and not tracer.ran_backward and (STATE.enabled or enables_grad(tracer.graph)) \
@@ -559,7 +559,7 @@ def _finish(tracer, cap, result, sets, floats):
     returned = flatten(result) + hidden_bases(flatten(result), tracer.made_here)  # (returned after the user's)
     for t in returned:  # without a recorded backward, a returned x.detach() is a Detach of x's node
         outputs.append(tracer.arg(t, None) if cap.joint is None else tracer.node(t))
-    cap.output_nodes, cap.freed = list(outputs), freed_positions(returned, cap.ran_backward)
+    cap.output_nodes, cap.freed = list(outputs), freed_positions(returned, tracer)
     for p in tracer.world.params:
         if tracer.known.get(id(p._data), ((None, None),))[0][1] is not p:
             tracer.breaks.append(("a parameter's array was replaced (.data =)", "<end of function>"))

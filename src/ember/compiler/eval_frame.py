@@ -134,7 +134,7 @@ class _Entry:
         # (a constant returned: its fresh copy, laid out as eager's; an input returned is a view)
         self.layouts = [None if i in self.passthrough and sources[self.passthrough[i]][0] != "const" else v
                         for i, v in enumerate(self.layouts)]
-        self.freed = aot.FreedOutputs(cap, remade, self.fixed)  # (a loss after backward())
+        self.freed = aot.FreedOutputs(cap, remade, self.fixed, self.passthrough)  # (a loss after backward())
 
     def backward_without(self, missing, grads, shapes):
         """``(run, arrays)``: the backward graph and its inputs after the saved values, for a
