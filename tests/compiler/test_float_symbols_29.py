@@ -96,8 +96,17 @@ def test_op_attribute_counts_and_values():
     want_counts, want = graph_counts(_attributes, torch, calls)
     got_counts, got = graph_counts(_attributes, ember, calls)
     assert got_counts == want_counts == [1] + [2] * 10
-    assert repr(got[:-2]) == repr(want[:-2]) and want[-2][0] == got[-2][0] == "RuntimeError"
-    assert repr(got[-1]) == repr(want[-1])
+    assert want[-2][0] == got[-2][0] == "RuntimeError"
+    for g, w in zip(got[:-2] + got[-1:], want[:-2] + want[-1:]):  # elu's expm1: within 2 ulp of torch's (its
+        assert len(g) == len(w) and all(map(_close, g, w)), (g, w)  # vector kernel's last bit differs by CPU)
+
+
+def _close(a, b):
+    """``a`` and ``b`` both nan, or equal in sign (-0.0 told from 0.0) and within 2.5e-7 of each other,
+    relatively."""
+    if math.isnan(a) or math.isnan(b):
+        return math.isnan(a) and math.isnan(b)
+    return math.copysign(1, a) == math.copysign(1, b) and (a == b or abs(a - b) <= 2.5e-7 * abs(b))
 
 
 def _attribute_step(module, v, compiled, dtype):
