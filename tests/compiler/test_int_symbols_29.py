@@ -4,7 +4,7 @@ call and values with torch's eager: an int beside a float constant in an express
 operand the bytecode reading (compiler/traced_reads.py ``_span_kind``) could not type (a
 subscript: ``x.max(0)[0] * 0.5 + n``, a function's or a layer's result: ``F.relu(x) * 0.5 + n``); a ``min``/``max`` of an int symbol as a size (a slice's
 bound, ``narrow``'s length, ``ones``' size, ``repeat``'s count: fitted as ``min(i0, 4)`` over
-probes on both sides of its corner, compiler/symbolic.py ``_fit_minmax``)."""
+probes on both sides of its corner, compiler/size_fits.py ``_fit_minmax``)."""
 import pytest
 import torch
 

@@ -193,7 +193,7 @@ def compared_range(compared, was, conds=None):
 
 def minmax_atoms(cap):
     """The ``min``/``max`` expressions of the traced ints a recording made (``min(i0, 4)``, one
-    each): what :func:`.symbolic.fit` may fit its sizes with (``x[:min(k, 4)]``'s length,
+    each): what :func:`.size_fits.fit` may fit its sizes with (``x[:min(k, 4)]``'s length,
     ``ones(min(k, 4))``'s)."""
     return list({e.key(): e for e in getattr(cap, "minmax_made", ()) if e.op in ("min", "max")}.values())
 
