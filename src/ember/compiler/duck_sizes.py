@@ -11,9 +11,11 @@ others fail (the function raises, another program) is probed together with each 
 same size in turn, then with all of them, and merged with the first that holds
 (:func:`merge`); the fit then starts again with the symbols that remain.
 """
+import itertools
+
 from .symbolic import symbol
 
-__all__ = ["Apart", "twins", "merge", "intersect"]
+__all__ = ["Apart", "name_dims", "twins", "merge", "intersect"]
 
 
 class Apart(Exception):
@@ -23,6 +25,23 @@ class Apart(Exception):
     def __init__(self, name, point, base_sample):
         super().__init__(name)
         self.name, self.point, self.base_sample = name, point, base_sample
+
+
+def name_dims(inputs, wanted, separate, static, dims, ranges):
+    """Adds a symbol to ``dims`` (``{(input, dim): Expr}``) for each dimension of ``wanted``
+    (``{(input, dim): (lo, hi)}``) but those of ``static`` and sizes 0 and 1 where its range
+    starts at 2, its range to ``ranges``: one of its own for those of ``separate`` (torch's
+    ``DimDynamic.DYNAMIC``), one per size for the others (``dynamic=True``'s first dims:
+    ``DimDynamic.DUCK``). Returns ``(dims, ranges, the separate symbols)``."""
+    duck, fresh = {}, (f"s{k}" for k in itertools.count())
+    for (i, d), (lo, hi) in sorted(wanted.items()):
+        size = inputs[i].shape[d]
+        if (i, d) in static or size < 2 and lo >= 2:
+            continue
+        name = next(fresh) if (i, d) in separate else duck.get(size) or duck.setdefault(size, next(fresh))
+        dims[(i, d)] = symbol(name)
+        ranges[name] = intersect(ranges.get(name, (lo, hi)), (lo, hi))
+    return dims, ranges, {dims[k].args[0] for k in separate if k in dims}
 
 
 def twins(separate, sizes, symbols):

@@ -12,7 +12,6 @@ function eagerly (the program stays correct). ``fullgraph=True`` raises instead.
 import collections
 import copy
 import functools
-import itertools
 import operator
 import sys
 import warnings
@@ -30,7 +29,7 @@ from .backends import compile_graph, log_enabled
 from .custom_backend import custom_runner, first_run, first_split_run, is_custom, state_before
 from .capture import capture, input_names, unflatten
 from .config_module import ConfigPatch
-from .duck_sizes import intersect
+from .duck_sizes import name_dims
 from .dynamic import capture_dynamic, marks as _marks, verify
 from .dynamic_ints import float_capture, int_symbols, static_ints, traced_again
 from .traced_floats import fill_floats, has_returned_floats, float_guards, float_inputs, float_positions, returned_floats
@@ -50,7 +49,6 @@ from .recheck import Recheck
 from . import rebind, shared_cache
 from .sources import escapes as _escapes, fetcher as _fetcher, relevant
 from .split import split as _split, split_as_cached
-from .symbolic import symbol
 
 __all__ = ["compile", "OptimizedModule", "reset", "disable", "set_stance", "is_compiling", "counters",
            "config", "MODES", "BACKENDS"]
@@ -445,18 +443,9 @@ class _CompiledFunction:
                         if isinstance(was, int) and was != now or self._dynamic is not True:
                             separate.add((i, d))
         static = {(i, d) for i, t in enumerate(inputs) for d in _marks(t, "static")}
-        (dims, ranges), duck = int_symbols(facts, before, self._static_ints, world.arguments), {}
-        fresh = (f"s{k}" for k in itertools.count())
-        for (i, d), (lo, hi) in sorted(wanted.items()):
-            size = inputs[i].shape[d]
-            if (i, d) in static or size < 2 and lo >= 2:
-                continue
-            # equal sizes share a symbol (duck sizing) only in dynamic=True's first dims, as torch's
-            # DimDynamic.DUCK; the others are torch's DYNAMIC, merged where the probes need it
-            name = next(fresh) if (i, d) in separate else duck.get(size) or duck.setdefault(size, next(fresh))
-            dims[(i, d)] = symbol(name)
-            ranges[name] = intersect(ranges.get(name, (lo, hi)), (lo, hi))
-        return dims, ranges, floats, {dims[k].args[0] for k in separate if k in dims}
+        dims, ranges, separate = name_dims(inputs, wanted, separate, static,
+                                           *int_symbols(facts, before, self._static_ints, world.arguments))
+        return dims, ranges, floats, separate
 
 
 def _makes_state(world):
