@@ -103,3 +103,22 @@ def test_reshape_of_an_input_whose_length_changes_too():
     calls = [lambda module, m=m, k=k: (module.arange(float(m)), k)
              for m, k in ((12, 2), (12, 3), (24, 4), (18, 6), (30, 5), (8, 3), (16, 8))]
     _same(lambda x, n: x.reshape(n, -1).sum(1), calls, [1, 2, 3, 3, 3, 3, 3])
+
+
+@pytest.mark.parametrize("fn", [
+    lambda x, k: x[:k].sum(0) * 2,
+    lambda x, k: x[k:].sum(0) * 2,
+    lambda x, k: x[:k, :k].sum(0) * 2,  # (two dims of one size: k is below both)
+])
+def test_a_slice_bound_below_a_length_that_changes_too(fn):
+    """torch guards ``k <= s0``: ember's bound is ``i0 <= s0`` where it was ``i0 <= 8`` (the
+    probes of ``s0`` at 2 cut the slice short: another program, a graph per length)."""
+    calls = [lambda module, n=n, k=k: (module.arange(float(n * n)).reshape(n, n), k)
+             for n, k in ((8, 3), (10, 4), (12, 5), (9, 2), (16, 7), (20, 3), (11, 11), (6, 2))]
+    _same(fn, calls, [1] + [2] * 7)
+
+
+def test_an_int_at_1_is_specialised_as_a_value_not_for_good():
+    """``x[:min(k, 4)]`` at k = 0, 1, 2, ...: torch specialises 0 and 1 and makes the third graph
+    dynamic; ember specialised k for good at 1, a graph per value."""
+    _same(lambda x, k: x[:min(k, 4)] * 2, _n_ks(0, 1, 2, 3, 4, 5, 6, length=6), [1, 2, 3, 3, 3, 3, 3])

@@ -34,10 +34,10 @@ from .._tensor import Tensor
 from .capture import capture, skeleton, unflatten
 from .graph import Node, Subgraph
 from .guards import World
-from .probe_sizes import base_size, far_sizes, near_sizes, small_bases
+from .probe_sizes import allowed, base_size, far_sizes, near_sizes, small_bases
 from .sized_constants import SizedConstant, sized_constant
 from .size_fits import fit, fit_ratio
-from .symbolic import Expr, Underdetermined, evaluate, free_symbols
+from .symbolic import Expr, Underdetermined, evaluate, free_symbols, substitute
 from .structure import same_container
 from .duck_sizes import Apart, merge, twins
 from .dynamic_ints import (ARG, Ranges, State as _State, compared_range, fit_returned, fitted_at, int_ranges,
@@ -131,7 +131,8 @@ def capture_dynamic(fn, args, kwargs, world, fullgraph, dims, ranges, names, log
     for k, seen in uses.items():  # ``if k > 3:``, ``k == 3``: a graph for the values with the same outcomes
         name, seen.branch = dims[(ARG, k)].args[0], _outcomes(seen.compared)
         ranges[name] = compared_range(seen.compared, ranges.get(name, (-math.inf, None)), ranges.conds)
-    minmax_sides(cap, {e.args[0]: scalars[k] for (i, k), e in dims.items() if i == ARG}, ranges)  # (x[:k]: 0 <= k <= n)
+    minmax_sides(cap, {e.args[0]: scalars[k] for (i, k), e in dims.items() if i == ARG}, ranges,  # (x[:k]: 0 <= k <= n)
+                 {e.args[0]: world.inputs[i].shape[d] for (i, d), e in dims.items() if i != ARG and e.op == "sym"})
     # (``k == 3`` True: a graph for 3 alone, but the int is no constant: another value is a symbol again)
     cap.pinned = {k for k, seen in uses.items() if any(c.op == "==" and free_symbols(c) == [dims[(ARG, k)].args[0]]
                                                        for c in ranges.conds)}
@@ -176,7 +177,8 @@ def capture_dynamic(fn, args, kwargs, world, fullgraph, dims, ranges, names, log
     if not fitted:
         return result, cap, None, None
     symbols, samples, shape_ranges, covered = fitted
-    shape_ranges = Ranges(shape_ranges, [c for c in ranges.conds if set(free_symbols(c)) <= set(symbols)])
+    conds = [substitute(c, {n: samples[0][0][n] for n in hints if n not in symbols}) for c in ranges.conds]
+    shape_ranges = Ranges(shape_ranges, [c for c in conds if free_symbols(c) and set(free_symbols(c)) <= set(symbols)])
     picked_ranges(getattr(cap, "minmax", ()), [p for p, _ in samples], symbols, shape_ranges)  # (``min(k, 4)`` probed one side)
     base, graph_cap = samples[0]
     graph_cap.pinned = cap.pinned
@@ -232,7 +234,7 @@ def _probe_and_fit(probe, base_sample, real_cap, symbols, hints, ranges, sources
         got, near, refused = [], [], None
         # the first two sizes the function accepts, among the first 6, or all 16 where it took one
         # there (``reshape(n, -1)`` of an input whose size is a symbol too: the multiples of n)
-        for v in near_sizes(n, base[n], ranges):
+        for v in near_sizes(n, base[n], ranges, point=base):
             if len(near) == 6 and not got:
                 break
             sample = probe(dict(base, **{n: v}))
@@ -246,7 +248,7 @@ def _probe_and_fit(probe, base_sample, real_cap, symbols, hints, ranges, sources
         if len(got) < 2:
             got.append(refused or (base, Mismatch("too few sizes in its range to probe")))
         else:  # far sizes catch what saturates (min(B, 8)); a size the function refuses is skipped
-            far = [probe(dict(base, **{n: v})) for v in far_sizes(n, base[n], ranges, near)]
+            far = [probe(dict(base, **{n: v})) for v in far_sizes(n, base[n], ranges, near, base)]
             got += [s for s in far if not (isinstance(s[1], Mismatch) and s[1].raised)]
             got += _largest_accepted(n, probe, base, got, [s for s in far if s not in got])
         bad = next((s for s in got if isinstance(s[1], Mismatch)), None)
@@ -269,8 +271,8 @@ def _probe_and_fit(probe, base_sample, real_cap, symbols, hints, ranges, sources
     for k, a in enumerate(symbols):
         for b in symbols[k + 1:]:  # products of two sizes (a reshape to B*T) need a joint point
             point = dict(base, **{a: per_symbol[a][0][0][a], b: per_symbol[b][0][0][b]})
-            sample = probe(point)
-            if not isinstance(sample[1], Mismatch):
+            sample = probe(point) if allowed(a, point[a], ranges, point) and allowed(b, point[b], ranges, point) else None
+            if sample is not None and not isinstance(sample[1], Mismatch):
                 samples.append(sample)
     # symbols specialised after all: only the samples at their base size describe the graph
     fixed = [n for n in hints if n not in symbols]
@@ -338,7 +340,7 @@ def _deciding(name, probe, base_sample, got, ranges):
     (up to 12 each way) are added to ``got``, until one does: they complete a floor's period."""
     base = base_sample[0]
     tried = {point[name] for point, _ in got}
-    for v in [v for v in near_sizes(name, base[name], ranges, 12) if v not in tried] + [None]:
+    for v in [v for v in near_sizes(name, base[name], ranges, 12, base) if v not in tried] + [None]:
         error = _unify_error([base_sample] + got)
         if error is None or not error.more or v is None:
             return None if error is None else str(error)

@@ -353,7 +353,7 @@ class _CompiledFunction:
         facts = read_groups(float_guards(facts, symbols), world.optimizers)  # (a float Python used keeps its guard)
         # (an int specialised, not probed again at each new value)
         # (``k == 3`` True pins its int to one graph, not for good: dynamic.capture_dynamic's ``pinned``)
-        self._static_ints.update(set(static_ints(dims, shape)) - getattr(cap, "pinned", set()),
+        self._static_ints.update(set(static_ints(dims, shape, world.arguments)) - getattr(cap, "pinned", set()),
                                  set(floats) - set(symbols))
         if static is not None:  # the dynamic graph leaves this call's sizes out: a graph for them too
             counters["stats"]["unique_graphs"] += 1

@@ -12,7 +12,7 @@ import contextvars
 import operator
 
 __all__ = ["Expr", "Cond", "SymbolicSizeError", "Underdetermined", "symbol", "at_least_1", "evaluate", "evaluator",
-           "free_symbols", "subexpressions", "c_spelling", "minimum"]
+           "free_symbols", "subexpressions", "substitute", "c_spelling", "minimum"]
 
 # While set (by :func:`c_spelling`), expressions print as C: the C generator formats sizes
 # with f-strings, and this makes every one of them C without touching each kernel's template.
@@ -254,6 +254,19 @@ def evaluate(value, sizes):
     if isinstance(value, slice):
         return slice(evaluate(value.start, sizes), evaluate(value.stop, sizes), evaluate(value.step, sizes))
     return value
+
+
+def substitute(value, sizes):
+    """``value`` (an :class:`Expr`, a :class:`Cond` or an int) with the symbols of ``sizes``
+    ({symbol name: int}) replaced by their ints, folded (``i0 <= s0`` at ``s0 = 8``: ``i0 <= 8``);
+    the others stay symbols."""
+    if isinstance(value, Cond):
+        return Cond(value.op, substitute(value.lhs, sizes), substitute(value.rhs, sizes))
+    if not isinstance(value, Expr):
+        return value
+    if value.op == "sym":
+        return sizes.get(value.args[0], value)
+    return _binary(value.op, *(substitute(v, sizes) for v in value.args))
 
 
 def evaluator(value):
