@@ -233,9 +233,10 @@ def _probe_and_fit(probe, base_sample, real_cap, symbols, hints, ranges, sources
     for n in list(symbols):
         got, near, refused = [], [], None
         # the first two sizes the function accepts, among the first 6, or all 16 where it took one
-        # there (``reshape(n, -1)`` of an input whose size is a symbol too: the multiples of n)
+        # there or another symbol may decide (``reshape(n, 2, -1)`` of an input whose size is a
+        # symbol too: the multiples of 2n)
         for v in near_sizes(n, base[n], ranges, point=base):
-            if len(near) == 6 and not got:
+            if len(near) == 6 and not got and len(symbols) == 1:
                 break
             sample = probe(dict(base, **{n: v}))
             near.append(v)
