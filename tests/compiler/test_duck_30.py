@@ -118,6 +118,14 @@ def test_a_slice_bound_below_a_length_that_changes_too(fn):
     _same(fn, calls, [1] + [2] * 7)
 
 
+def test_a_slice_bound_below_one_of_two_equal_lengths():
+    """``x[:, :k]`` of a square input: the bound is ``i0 <= s1``, x's dim 1 (``i0 <= s0`` too, by
+    its size alone, recompiled at (6, 7) with k = 7)."""
+    calls = [lambda module, n=n, m=m, k=k: (module.ones(n, m), k)
+             for n, m, k in ((4, 4, 4), (5, 5, 5), (6, 6, 3), (6, 7, 7))]
+    _same(lambda x, k: x[:, :k].sum(-1), calls, [1, 2, 2, 2])
+
+
 def test_an_int_at_1_is_specialised_as_a_value_not_for_good():
     """``x[:min(k, 4)]`` at k = 0, 1, 2, ...: torch specialises 0 and 1 and makes the third graph
     dynamic; ember specialised k for good at 1, a graph per value."""

@@ -132,7 +132,8 @@ def capture_dynamic(fn, args, kwargs, world, fullgraph, dims, ranges, names, log
         name, seen.branch = dims[(ARG, k)].args[0], _outcomes(seen.compared)
         ranges[name] = compared_range(seen.compared, ranges.get(name, (-math.inf, None)), ranges.conds)
     minmax_sides(cap, {e.args[0]: scalars[k] for (i, k), e in dims.items() if i == ARG}, ranges,  # (x[:k]: 0 <= k <= n)
-                 {e.args[0]: world.inputs[i].shape[d] for (i, d), e in dims.items() if i != ARG and e.op == "sym"})
+                 {(id(world.inputs[i]), d): (world.inputs[i].shape[d], e.args[0]) for (i, d), e in dims.items()
+                  if i != ARG and e.op == "sym"})
     # (``k == 3`` True: a graph for 3 alone, but the int is no constant: another value is a symbol again)
     cap.pinned = {k for k, seen in uses.items() if any(c.op == "==" and free_symbols(c) == [dims[(ARG, k)].args[0]]
                                                        for c in ranges.conds)}
@@ -179,6 +180,7 @@ def capture_dynamic(fn, args, kwargs, world, fullgraph, dims, ranges, names, log
     symbols, samples, shape_ranges, covered = fitted
     conds = [substitute(c, {n: samples[0][0][n] for n in hints if n not in symbols}) for c in ranges.conds]
     shape_ranges = Ranges(shape_ranges, [c for c in conds if free_symbols(c) and set(free_symbols(c)) <= set(symbols)])
+
     picked_ranges(getattr(cap, "minmax", ()), [p for p, _ in samples], symbols, shape_ranges)  # (``min(k, 4)`` probed one side)
     base, graph_cap = samples[0]
     graph_cap.pinned = cap.pinned
@@ -272,7 +274,8 @@ def _probe_and_fit(probe, base_sample, real_cap, symbols, hints, ranges, sources
     for k, a in enumerate(symbols):
         for b in symbols[k + 1:]:  # products of two sizes (a reshape to B*T) need a joint point
             point = dict(base, **{a: per_symbol[a][0][0][a], b: per_symbol[b][0][0][b]})
-            sample = probe(point) if allowed(a, point[a], ranges, point) and allowed(b, point[b], ranges, point) else None
+            held = allowed(a, point[a], ranges, point) and allowed(b, point[b], ranges, point)  # (i0 <= s0)
+            sample = probe(point) if held else None
             if sample is not None and not isinstance(sample[1], Mismatch):
                 samples.append(sample)
     # symbols specialised after all: only the samples at their base size describe the graph

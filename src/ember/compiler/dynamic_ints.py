@@ -222,22 +222,24 @@ def _ints(value):
             yield from _ints(v)
 
 
-def minmax_sides(cap, values, ranges, sizes=None):
+def minmax_sides(cap, values, ranges, dims=None):
     """Narrows ``ranges`` (:class:`Ranges`), before the probes, to the values for which the real
     call's recording ``cap`` compared as it did: each slice bound's comparisons (``cap.bounds``:
     ``0 <= k <= 6`` of ``x[:k]``, :data:`~.traced_ints.BOUNDS`; ``i0 <= s0``, a condition, where
-    the dim's length is the size of a symbol of ``sizes``, ``{symbol: int}``, as torch's guard
-    ``k <= s0``), and the side of the corner of each
-    ``min``/``max`` an op's attribute took (``cap.minmax``) where the probes, at values >= 2,
-    would not reach the call otherwise: its symbol's value (``values``: ``{symbol: int}``) is
-    below 2 (``x[:min(k, 2)]`` at k = -3) or it compares two symbols (``min(k, j)``)."""
+    the dim is one of ``dims``, ``{(id of an input, dim): (size, symbol)}``, as torch's guard
+    ``k <= s0``; where it is another tensor's of such a size, below each symbol of that size), and
+    the side of the corner of each ``min``/``max`` an op's attribute took (``cap.minmax``) where
+    the probes, at values >= 2, would not reach the call otherwise: its symbol's value
+    (``values``: ``{symbol: int}``) is below 2 (``x[:min(k, 2)]`` at k = -3) or it compares two
+    symbols (``min(k, j)``)."""
     conds = [cond for _, cond in getattr(cap, "minmax", ()) if len(free_symbols(cond[3])) > 1 or all(
         values.get(n, 2) < 2 for n in free_symbols(cond[3]))]
-    named = {}  # (two of one size: which one is not known, so the bound is below both)
-    for n, v in (sizes or {}).items():
+    dims, named = dims or {}, {}  # (two of one size: which one is not known, so the bound is below both)
+    for v, n in dims.values():
         named.setdefault(v, []).append(symbol(n))
-    bounds = [(name, e if c > 0 else -e, *rest) if c and abs(c) in named else (name, c, *rest)
-              for name, c, *rest in getattr(cap, "bounds", ()) for e in named.get(abs(c), [None])]
+    bounds = [(name, e if c > 0 else -e, *rest) if e is not None else (name, c, *rest)
+              for name, c, *rest in getattr(cap, "bounds", ())
+              for e in ([symbol(dims[c.of][1])] if getattr(c, "of", None) in dims else named.get(abs(c), [None]))]
     for cond in (*bounds, *conds):
         names = free_symbols(cond[3])
         if names and all(n in values for n in names):
