@@ -13,7 +13,9 @@ from the world the real call saw (parameters, buffers, gradients, optimizer stat
 updated in place, the random stream) and the world the real call left is restored after it, so
 a step ending in ``zero_grad()`` probes with no ``.grad`` set, as it ran. A dimension whose
 probes fail (an error, a graph break, another structure, a value no polynomial explains, a
-constant tensor whose size follows it) is specialised, and the log says why.
+constant tensor whose size follows it) is specialised, and the log says why; but one of its own
+whose probes apart fail is merged with a symbol of its size where they hold together
+(:mod:`.duck_sizes`: torch's equality guard).
 
 Sizes 0 and 1 are where programs behave differently (broadcasting, squeeze): the probes run at
 sizes >= 2, and a graph covers 0 or 1 only when the real call at that size fitted too (else its
@@ -140,6 +142,17 @@ def capture_dynamic(fn, args, kwargs, world, fullgraph, dims, ranges, names, log
     if cap.breaks or not dims or not world.held_same():  # (a module's list appended to: probes would too)
         return result, cap, None, None
     after, inputs = _State(world), world.inputs
+
+    def probe(point):
+        before.restore()
+        try:
+            return point, _record(fn, args, kwargs, world, dims, point, joint, uses)
+        except Mismatch as e:
+            return point, e
+        except Exception as e:  # the function itself rejects the size
+            return point, Mismatch(f"the function raised {type(e).__name__}: {e}", raised=True)
+        finally:
+            after.restore()
     while True:  # (again after symbols of one size were merged: duck_sizes.py)
         hints, sources = {}, {}
         for (i, d), e in dims.items():
@@ -153,20 +166,9 @@ def capture_dynamic(fn, args, kwargs, world, fullgraph, dims, ranges, names, log
             if n not in symbols:
                 base[n] = real[n]
                 log(f"specialising {n} ({sources[n]} = {real[n]}): its range leaves too few sizes to probe")
-        if pairs is None:
-            pairs = twins(separate, real, [n for n in symbols if not any(i == ARG and e.args[0] == n
-                                                                           for (i, _), e in dims.items())])
-
-        def probe(point):
-            before.restore()
-            try:
-                return point, _record(fn, args, kwargs, world, dims, point, joint, uses)
-            except Mismatch as e:
-                return point, e
-            except Exception as e:  # the function itself rejects the size
-                return point, Mismatch(f"the function raised {type(e).__name__}: {e}", raised=True)
-            finally:
-                after.restore()
+        if pairs is None:  # (of the inputs' sizes: an int argument is never duck sized)
+            pairs = twins(separate, real, [n for n in symbols if n not in {e.args[0] for (i, _), e in dims.items()
+                                                                             if i == ARG}])
         real_cap = (real, cap)
         try:
             fitted = _fit(probe, base, real_cap, symbols, hints, ranges, sources, log, pairs)
@@ -180,7 +182,6 @@ def capture_dynamic(fn, args, kwargs, world, fullgraph, dims, ranges, names, log
     symbols, samples, shape_ranges, covered = fitted
     conds = [substitute(c, {n: samples[0][0][n] for n in hints if n not in symbols}) for c in ranges.conds]
     shape_ranges = Ranges(shape_ranges, [c for c in conds if free_symbols(c) and set(free_symbols(c)) <= set(symbols)])
-
     picked_ranges(getattr(cap, "minmax", ()), [p for p, _ in samples], symbols, shape_ranges)  # (``min(k, 4)`` probed one side)
     base, graph_cap = samples[0]
     graph_cap.pinned = cap.pinned

@@ -488,9 +488,9 @@ class Length(int):
     """A dim's length (or its negation) in :data:`BOUNDS`, with ``of``: ``(id of the tensor, dim)``,
     so that the length of an input's dynamic dim is its symbol (:func:`.dynamic_ints.minmax_sides`)."""
 
-    def __new__(cls, value, x, dim):
+    def __new__(cls, value, x=None, dim=None):
         self = super().__new__(cls, value)
-        self.of = (id(x), dim)
+        self.of = (id(x), dim) if x is not None else None
         return self
 
 
