@@ -11,7 +11,8 @@ import ember.nn.functional as F
 from ember import nn
 from ember._dynamo import mark_dynamic, mark_static
 from ember._dynamo.utils import counters
-from ember.compiler.symbolic import evaluate, evaluator, fit, fit_ratio, symbol
+from ember.compiler.size_fits import fit, fit_ratio
+from ember.compiler.symbolic import evaluate, evaluator, symbol
 from ember.fx.experimental.dynamic_spec import (STATIC, DictSpec, IntVar, ParamsSpec, SeqSpec, ShapesSpec, ShapeVar,
                                                 TensorSpec, dynamic_spec)
 

@@ -1,5 +1,5 @@
 """Dynamic image sizes: a convolution's or pooling's output size is a floor of the input's,
-``(H + 2p - d(k-1) - 1) // s + 1``, which :func:`ember.compiler.symbolic.fit` recovers from the
+``(H + 2p - d(k-1) - 1) // s + 1``, which :func:`ember.compiler.size_fits.fit` recovers from the
 sizes the probes record (checked here against torch's own output sizes over a range), and a CNN's
 step over images of several sizes compiles one graph, equal to eager ember and to torch."""
 import os
@@ -14,7 +14,8 @@ import ember
 import ember.nn.functional as F
 from ember._dynamo import mark_dynamic
 from ember._dynamo.utils import counters
-from ember.compiler.symbolic import Underdetermined, evaluate, fit, symbol
+from ember.compiler.size_fits import fit
+from ember.compiler.symbolic import Underdetermined, evaluate, symbol
 
 pytestmark = pytest.mark.usefixtures("fresh_compiler")
 

@@ -1,6 +1,6 @@
 """Dynamic image sizes through a pooling then a stride-2 convolution: the convolution's input
 gradient crops by ``(s0 // 2 - 3) % 2`` (its padding ``s0 // 2 % 2 - 1``), a remainder of a
-floor that ``symbolic.fit`` now expresses (``_fit_remainder_of_floor``), so H and W stay
+floor that ``size_fits.fit`` now expresses (``_fit_remainder_of_floor``), so H and W stay
 symbols: one graph for every size, as torch.compile(dynamic=True) compiles one. Before, both
 were specialised and each new size compiled again."""
 import numpy as np
@@ -9,7 +9,8 @@ import torch
 
 import ember
 from ember._dynamo.utils import counters
-from ember.compiler.symbolic import Underdetermined, evaluate, fit, symbol
+from ember.compiler.size_fits import fit
+from ember.compiler.symbolic import Underdetermined, evaluate, symbol
 
 pytestmark = pytest.mark.usefixtures("fresh_compiler")
 

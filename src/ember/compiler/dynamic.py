@@ -7,13 +7,15 @@ int that differs between them (output shapes, ``view``/``expand``/slice attrs) m
 polynomial ``c + sum(a_i s_i) + sum(a_ij s_i s_j)`` of the size symbols at every point, or a
 floor of an affine one (an image's size after a convolution or pooling, ``s0 // 4 - 2``), a
 remainder (``(s0 + 1) % 2``; of a floor, ``s0 // 2 % 2 - 1``) or a product of floors (a flattened map's size)
-(:func:`.symbolic.fit`). The extra recordings (*probes*) run on inputs resized along the dynamic
+(:func:`.size_fits.fit`). The extra recordings (*probes*) run on inputs resized along the dynamic
 dimensions (rows repeated, so integer inputs keep valid values) and leave no trace: each starts
 from the world the real call saw (parameters, buffers, gradients, optimizer state, tensors
 updated in place, the random stream) and the world the real call left is restored after it, so
 a step ending in ``zero_grad()`` probes with no ``.grad`` set, as it ran. A dimension whose
 probes fail (an error, a graph break, another structure, a value no polynomial explains, a
-constant tensor whose size follows it) is specialised, and the log says why.
+constant tensor whose size follows it) is specialised, and the log says why; but one of its own
+whose probes apart fail is merged with a symbol of its size where they hold together
+(:mod:`.duck_sizes`: torch's equality guard).
 
 Sizes 0 and 1 are where programs behave differently (broadcasting, squeeze): the probes run at
 sizes >= 2, and a graph covers 0 or 1 only when the real call at that size fitted too (else its
@@ -34,9 +36,12 @@ from .._tensor import Tensor
 from .capture import capture, skeleton, unflatten
 from .graph import Node, Subgraph
 from .guards import World
-from .probe_sizes import base_size, far_sizes, near_sizes, small_bases
-from .symbolic import Expr, Underdetermined, evaluate, fit, fit_ratio, free_symbols
+from .probe_sizes import allowed, base_size, far_sizes, near_sizes, small_bases
+from .sized_constants import SizedConstant, sized_constant
+from .size_fits import fit, fit_ratio
+from .symbolic import Expr, Underdetermined, evaluate, free_symbols, substitute
 from .structure import same_container
+from .duck_sizes import Apart, merge, twins
 from .dynamic_ints import (ARG, Ranges, State as _State, compared_range, fit_returned, fitted_at, int_ranges,
                            minmax_atoms, minmax_sides, picked_ranges, traced_capture)
 from .marks import mark_dynamic, mark_static, marks, maybe_mark_dynamic  # (imported from here too)
@@ -88,7 +93,7 @@ class Shape:
                          for n, (lo, hi) in self.ranges.items())
 
 
-def capture_dynamic(fn, args, kwargs, world, fullgraph, dims, ranges, names, log, joint=True):
+def capture_dynamic(fn, args, kwargs, world, fullgraph, dims, ranges, names, log, joint=True, separate=()):
     """Records ``fn(*args, **kwargs)`` (the real call) and, when its sizes along ``dims`` can
     vary, probes and fits. Returns ``(result, capture, Shape or None, static)``: Shape None
     when every dimension was specialised (then ``capture`` is the real call's static
@@ -100,6 +105,8 @@ def capture_dynamic(fn, args, kwargs, world, fullgraph, dims, ranges, names, log
             dynamic dimension; ``{(ARG, k): Expr}`` for a scalar int argument.
         ranges: ``{symbol: (lo, hi)}``. names: readable input names.
         log: ``log(text)`` for the "dynamic" log. joint: as :func:`~.capture.capture`'s.
+        separate: the symbols that have their own although another is of the same size (torch's
+            automatic dynamic, ``mark_dynamic``); merged where probing apart fails (:mod:`.duck_sizes`).
     Raises:
         RuntimeError: a derived dimension that is not its expression at this call.
     """
@@ -122,30 +129,19 @@ def capture_dynamic(fn, args, kwargs, world, fullgraph, dims, ranges, names, log
             e = dims.pop((ARG, k))
             log(f"specialising {e} (argument {k}): Python reads its value ({seen[0][0]} at {seen[0][1]})")
     uses = {k: seen for k, seen in uses.items() if not seen}
-    ranges, scalars = Ranges(ranges), (*args, *kwargs.values())
+    ranges, scalars, pairs = Ranges(ranges), (*args, *kwargs.values()), None
     for k, seen in uses.items():  # ``if k > 3:``, ``k == 3``: a graph for the values with the same outcomes
         name, seen.branch = dims[(ARG, k)].args[0], _outcomes(seen.compared)
         ranges[name] = compared_range(seen.compared, ranges.get(name, (-math.inf, None)), ranges.conds)
-    minmax_sides(cap, {e.args[0]: scalars[k] for (i, k), e in dims.items() if i == ARG}, ranges)  # (x[:k]: 0 <= k <= n)
+    minmax_sides(cap, {e.args[0]: scalars[k] for (i, k), e in dims.items() if i == ARG}, ranges,  # (x[:k]: 0 <= k <= n)
+                 {(id(world.inputs[i]), d): (world.inputs[i].shape[d], e.args[0]) for (i, d), e in dims.items()
+                  if i != ARG and e.op == "sym"})
     # (``k == 3`` True: a graph for 3 alone, but the int is no constant: another value is a symbol again)
     cap.pinned = {k for k, seen in uses.items() if any(c.op == "==" and free_symbols(c) == [dims[(ARG, k)].args[0]]
                                                        for c in ranges.conds)}
     if cap.breaks or not dims or not world.held_same():  # (a module's list appended to: probes would too)
         return result, cap, None, None
-    after = _State(world)
-    inputs = world.inputs
-    hints, sources = {}, {}
-    for (i, d), e in dims.items():
-        if isinstance(e, Expr) and e.op == "sym":
-            hints.setdefault(e.args[0], scalars[d] if i == ARG else inputs[i].shape[d])
-            sources.setdefault(e.args[0], f"argument {d}" if i == ARG else f"{names[i]}.size({d})")
-    real = dict(hints)
-    base = {n: base_size(n, v, ranges) for n, v in real.items()}
-    symbols = [n for n in hints if base[n] is not None and len(near_sizes(n, base[n], ranges)) >= 2]
-    for n in hints:
-        if n not in symbols:
-            base[n] = real[n]
-            log(f"specialising {n} ({sources[n]} = {real[n]}): its range leaves too few sizes to probe")
+    after, inputs = _State(world), world.inputs
 
     def probe(point):
         before.restore()
@@ -157,26 +153,35 @@ def capture_dynamic(fn, args, kwargs, world, fullgraph, dims, ranges, names, log
             return point, Mismatch(f"the function raised {type(e).__name__}: {e}", raised=True)
         finally:
             after.restore()
-    real_cap = (real, cap)
-    # a large size is probed from a small base (probe_sizes.py): the first the function takes
-    fitted = None
-    for small in small_bases({n: base[n] for n in symbols}, ranges):
-        sample = probe(dict(base, **small))
-        if not isinstance(sample[1], Mismatch):
-            fitted = _probe_and_fit(probe, sample, real_cap, list(symbols), hints, ranges, sources, log, True)
-            if fitted is None:
-                log(f"the probes from {_fmt(sample[0])} do not fit the call at {_fmt(real)}: probing next to it")
+    while True:  # (again after symbols of one size were merged: duck_sizes.py)
+        hints, sources = {}, {}
+        for (i, d), e in dims.items():
+            if isinstance(e, Expr) and e.op == "sym":
+                hints.setdefault(e.args[0], scalars[d] if i == ARG else inputs[i].shape[d])
+                sources.setdefault(e.args[0], f"argument {d}" if i == ARG else f"{names[i]}.size({d})")
+        real = dict(hints)
+        base = {n: base_size(n, v, ranges) for n, v in real.items()}
+        symbols = [n for n in hints if base[n] is not None and len(near_sizes(n, base[n], ranges)) >= 2]
+        for n in hints:
+            if n not in symbols:
+                base[n] = real[n]
+                log(f"specialising {n} ({sources[n]} = {real[n]}): its range leaves too few sizes to probe")
+        if pairs is None:  # (of the inputs' sizes: an int argument is never duck sized)
+            pairs = twins(separate, real, [n for n in symbols if n not in {e.args[0] for (i, _), e in dims.items()
+                                                                             if i == ARG}])
+        real_cap = (real, cap)
+        try:
+            fitted = _fit(probe, base, real_cap, symbols, hints, ranges, sources, log, pairs)
             break
-    if fitted is None:
-        base_sample = real_cap if base == real else probe(base)
-        if isinstance(base_sample[1], Mismatch):
-            log(f"specialising {', '.join(symbols)}: at {_fmt(base)}: {base_sample[1]}")
-            return result, cap, None, None
-        fitted = _probe_and_fit(probe, base_sample, real_cap, symbols, hints, ranges, sources, log, False)
+        except Apart as apart:
+            group = merge(apart, probe, pairs, dims, ranges)
+            log(f"{apart.name} ({sources[apart.name]}) " + (f"is {', '.join(sources[m] for m in group)}: one symbol"
+                                                            if group else "does not fit apart"))
     if not fitted:
         return result, cap, None, None
     symbols, samples, shape_ranges, covered = fitted
-    shape_ranges = Ranges(shape_ranges, [c for c in ranges.conds if set(free_symbols(c)) <= set(symbols)])
+    conds = [substitute(c, {n: samples[0][0][n] for n in hints if n not in symbols}) for c in ranges.conds]
+    shape_ranges = Ranges(shape_ranges, [c for c in conds if free_symbols(c) and set(free_symbols(c)) <= set(symbols)])
     picked_ranges(getattr(cap, "minmax", ()), [p for p, _ in samples], symbols, shape_ranges)  # (``min(k, 4)`` probed one side)
     base, graph_cap = samples[0]
     graph_cap.pinned = cap.pinned
@@ -201,15 +206,41 @@ def capture_dynamic(fn, args, kwargs, world, fullgraph, dims, ranges, names, log
     return result, graph_cap, shape, None if covered else cap
 
 
-def _probe_and_fit(probe, base_sample, real_cap, symbols, hints, ranges, sources, log, shrunk):
+def _fit(probe, base, real_cap, symbols, hints, ranges, sources, log, pairs):
+    """The probes and fit of :func:`capture_dynamic` (:func:`_probe_and_fit`'s answer, False when
+    all were specialised): from a small base where a size is large (probe_sizes.py: the first the
+    function takes), else from ``base``. Raises :class:`.duck_sizes.Apart`."""
+    real = real_cap[0]
+    for small in small_bases({n: base[n] for n in symbols}, ranges):
+        sample = probe(dict(base, **small))
+        if not isinstance(sample[1], Mismatch):
+            fitted = _probe_and_fit(probe, sample, real_cap, list(symbols), hints, ranges, sources, log, True, pairs)
+            if fitted is not None:
+                return fitted
+            log(f"the probes from {_fmt(sample[0])} do not fit the call at {_fmt(real)}: probing next to it")
+            break
+    base_sample = real_cap if base == real else probe(base)
+    if isinstance(base_sample[1], Mismatch):
+        log(f"specialising {', '.join(symbols)}: at {_fmt(base)}: {base_sample[1]}")
+        return False
+    return _probe_and_fit(probe, base_sample, real_cap, symbols, hints, ranges, sources, log, False, pairs)
+
+
+def _probe_and_fit(probe, base_sample, real_cap, symbols, hints, ranges, sources, log, shrunk, pairs=()):
     """Probes each symbol from ``base_sample`` (point, recording) and fits: ``(symbols kept,
     samples, {symbol: range}, whether the real call is covered)``, False when all were specialised;
-    from a small base (``shrunk``), None (try another) where the fit misses the real call."""
+    from a small base (``shrunk``), None (try another) where the fit misses the real call. A
+    symbol with twins (``pairs``, :func:`.duck_sizes.twins`) that does not fit raises Apart."""
     base, real = base_sample[0], real_cap[0]
     per_symbol = {}
     for n in list(symbols):
         got, near, refused = [], [], None
-        for v in near_sizes(n, base[n], ranges)[:6]:  # the first two sizes the function accepts
+        # the first two sizes the function accepts, among the first 6, or all 16 where it took one
+        # there or another symbol may decide (``reshape(n, 2, -1)`` of an input whose size is a
+        # symbol too: the multiples of 2n)
+        for v in near_sizes(n, base[n], ranges, point=base):
+            if len(near) == 6 and not got and len(symbols) == 1:
+                break
             sample = probe(dict(base, **{n: v}))
             near.append(v)
             if isinstance(sample[1], Mismatch) and sample[1].raised:
@@ -221,7 +252,7 @@ def _probe_and_fit(probe, base_sample, real_cap, symbols, hints, ranges, sources
         if len(got) < 2:
             got.append(refused or (base, Mismatch("too few sizes in its range to probe")))
         else:  # far sizes catch what saturates (min(B, 8)); a size the function refuses is skipped
-            far = [probe(dict(base, **{n: v})) for v in far_sizes(n, base[n], ranges, near)]
+            far = [probe(dict(base, **{n: v})) for v in far_sizes(n, base[n], ranges, near, base)]
             got += [s for s in far if not (isinstance(s[1], Mismatch) and s[1].raised)]
             got += _largest_accepted(n, probe, base, got, [s for s in far if s not in got])
         bad = next((s for s in got if isinstance(s[1], Mismatch)), None)
@@ -229,6 +260,8 @@ def _probe_and_fit(probe, base_sample, real_cap, symbols, hints, ranges, sources
             reason = f"at {_fmt(bad[0])}: {bad[1]}"
         else:
             reason = _deciding(n, probe, base_sample, got, ranges)
+        if reason and pairs.get(n) and near:
+            raise Apart(n, dict(base, **{n: near[0]}), base_sample)
         if reason:
             if shrunk:
                 return None
@@ -242,8 +275,9 @@ def _probe_and_fit(probe, base_sample, real_cap, symbols, hints, ranges, sources
     for k, a in enumerate(symbols):
         for b in symbols[k + 1:]:  # products of two sizes (a reshape to B*T) need a joint point
             point = dict(base, **{a: per_symbol[a][0][0][a], b: per_symbol[b][0][0][b]})
-            sample = probe(point)
-            if not isinstance(sample[1], Mismatch):
+            held = allowed(a, point[a], ranges, point) and allowed(b, point[b], ranges, point)  # (i0 <= s0)
+            sample = probe(point) if held else None
+            if sample is not None and not isinstance(sample[1], Mismatch):
                 samples.append(sample)
     # symbols specialised after all: only the samples at their base size describe the graph
     fixed = [n for n in hints if n not in symbols]
@@ -311,7 +345,7 @@ def _deciding(name, probe, base_sample, got, ranges):
     (up to 12 each way) are added to ``got``, until one does: they complete a floor's period."""
     base = base_sample[0]
     tried = {point[name] for point, _ in got}
-    for v in [v for v in near_sizes(name, base[name], ranges, 12) if v not in tried] + [None]:
+    for v in [v for v in near_sizes(name, base[name], ranges, 12, base) if v not in tried] + [None]:
         error = _unify_error([base_sample] + got)
         if error is None or not error.more or v is None:
             return None if error is None else str(error)
@@ -458,7 +492,7 @@ def _unify(samples, fixed):
             if all(isinstance(v, np.ndarray) and v.shape == first.shape and np.array_equal(v, first, equal_nan=True)
                    for v in values):
                 return first
-            made = _sized_constant(values, same, where)
+            made = sized_constant(values, same, where)
             if made is None:
                 raise Mismatch(f"{where}: a constant tensor made inside the function changes with the sizes "
                                f"(shapes {[getattr(v, 'shape', None) for v in values]}) and is no "
@@ -526,43 +560,6 @@ def _with_minmax(nodes, graph, points, fixed):
             del came[j]
     return ([tuple(came.get(j, a) for j, a in enumerate(m.args)) for m in nodes],
             [{k: came.get(k, v) for k, v in m.kwargs.items()} for m in nodes])
-
-
-class SizedConstant:
-    """A constant tensor made inside the function whose size follows the size symbols: ``full``
-    (``np.full(shape, value)``: zeros, ones, masks) or a 1-d ``arange`` (positions)."""
-
-    def __init__(self, kind, dtype, args):
-        self.kind, self.dtype, self.args = kind, dtype, args
-
-    def build(self, sizes):
-        args = evaluate(self.args, sizes)
-        if self.kind == "full":
-            return np.full(args[0], args[1], self.dtype)
-        return np.arange(*args, dtype=self.dtype)
-
-    def __repr__(self):
-        return f"{self.kind}{self.args!r}"
-
-
-def _sized_constant(values, same, where):
-    """The :class:`SizedConstant` the arrays ``values`` (one per sample) are, or None."""
-    first = values[0]
-    if not all(isinstance(v, np.ndarray) and v.dtype == first.dtype and v.ndim == first.ndim and v.size
-               for v in values):
-        return None
-    flat = [v.reshape(-1) for v in values]
-    if all((f == f[0]).all() for f in flat):  # (a fill value of an int argument, full((3,), k): fitted too)
-        return SizedConstant("full", first.dtype, (same([v.shape for v in values], where),
-                                                   same([f[0].item() for f in flat], where)))
-    if first.ndim != 1 or first.dtype.kind not in "iu" or any(len(v) < 2 for v in values):
-        return None
-    step = int(first[1] - first[0])
-    if not step or any(not np.array_equal(v, v[0] + step * np.arange(len(v))) for v in values):
-        return None
-    start = same([int(v[0]) for v in values], where)
-    stop = same([int(v[0]) + step * len(v) for v in values], where)
-    return SizedConstant("arange", first.dtype, (start, stop, step))
 
 
 def _key(value):

@@ -172,6 +172,9 @@ def compared_range(compared, was, conds=None):
     lo, hi = was
     for name, c, outcome, expr in compared:
         op = _HOLDS[name] if outcome else _NEGATED[name]
+        if isinstance(c, Expr):  # (of two symbols: ``x[:k]``'s ``i0 <= s0``, :func:`minmax_sides`)
+            conds.append(Cond(op, expr, c))
+            continue
         expr = _one_side(op, expr, c)
         if expr is None:  # (``min(k, 4) < 0``: k < 0 alone decides it, 4 < 0 holding never)
             continue
@@ -194,7 +197,7 @@ def compared_range(compared, was, conds=None):
 
 def minmax_atoms(cap):
     """The ``min``/``max`` expressions of the traced ints a recording made (``min(i0, 4)``, one
-    each): what :func:`.symbolic.fit` may fit its sizes with (``x[:min(k, 4)]``'s length,
+    each): what :func:`.size_fits.fit` may fit its sizes with (``x[:min(k, 4)]``'s length,
     ``ones(min(k, 4))``'s)."""
     return list({e.key(): e for e in getattr(cap, "minmax_made", ()) if e.op in ("min", "max")}.values())
 
@@ -220,16 +223,25 @@ def _ints(value):
             yield from _ints(v)
 
 
-def minmax_sides(cap, values, ranges):
+def minmax_sides(cap, values, ranges, dims=None):
     """Narrows ``ranges`` (:class:`Ranges`), before the probes, to the values for which the real
     call's recording ``cap`` compared as it did: each slice bound's comparisons (``cap.bounds``:
-    ``0 <= k <= 6`` of ``x[:k]``, :data:`~.traced_ints.BOUNDS`), and the side of the corner of each
-    ``min``/``max`` an op's attribute took (``cap.minmax``) where the probes, at values >= 2,
-    would not reach the call otherwise: its symbol's value (``values``: ``{symbol: int}``) is
-    below 2 (``x[:min(k, 2)]`` at k = -3) or it compares two symbols (``min(k, j)``)."""
+    ``0 <= k <= 6`` of ``x[:k]``, :data:`~.traced_ints.BOUNDS`; ``i0 <= s0``, a condition, where
+    the dim is one of ``dims``, ``{(id of an input, dim): (size, symbol)}``, as torch's guard
+    ``k <= s0``; where it is another tensor's of such a size, below each symbol of that size), and
+    the side of the corner of each ``min``/``max`` an op's attribute took (``cap.minmax``) where
+    the probes, at values >= 2, would not reach the call otherwise: its symbol's value
+    (``values``: ``{symbol: int}``) is below 2 (``x[:min(k, 2)]`` at k = -3) or it compares two
+    symbols (``min(k, j)``)."""
     conds = [cond for _, cond in getattr(cap, "minmax", ()) if len(free_symbols(cond[3])) > 1 or all(
         values.get(n, 2) < 2 for n in free_symbols(cond[3]))]
-    for cond in (*getattr(cap, "bounds", ()), *conds):
+    dims, named = dims or {}, {}  # (two of one size: which one is not known, so the bound is below both)
+    for v, n in dims.values():
+        named.setdefault(v, []).append(symbol(n))
+    bounds = [(name, e if c > 0 else -e, *rest) if e is not None else (name, c, *rest)
+              for name, c, *rest in getattr(cap, "bounds", ())
+              for e in ([symbol(dims[c.of][1])] if getattr(c, "of", None) in dims else named.get(abs(c), [None]))]
+    for cond in (*bounds, *conds):
         names = free_symbols(cond[3])
         if names and all(n in values for n in names):
             ranges[names[0]] = compared_range([cond], ranges.get(names[0], (-math.inf, None)), ranges.conds)
@@ -373,10 +385,13 @@ def _takes_numbers(node):
     return bool(dtypes) and all(d.is_inexact for d in dtypes)
 
 
-def static_ints(dims, shape):
+def static_ints(dims, shape, arguments):
     """The positions of the int arguments of ``dims`` that the dynamic graph made (``shape``,
-    a :class:`~.dynamic.Shape`, or None) specialised: once, then never probed again."""
-    return [k for i, k in dims if i == ARG and (shape is None or not isinstance(shape.ints.get(k), Expr))]
+    a :class:`~.dynamic.Shape`, or None) specialised: once, then never probed again; but an
+    int at 0 or 1 (of ``arguments``, the call's), which torch specialises as a value, not for
+    good (``x[:min(k, 4)]`` at k = 0, 1, 2, ...: 3 graphs)."""
+    return [k for i, k in dims if i == ARG and (shape is None or not isinstance(shape.ints.get(k), Expr))
+            and arguments[k] not in (0, 1)]
 
 
 def int_symbols(facts, before, static, arguments):

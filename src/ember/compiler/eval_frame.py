@@ -29,6 +29,7 @@ from .backends import compile_graph, log_enabled
 from .custom_backend import custom_runner, first_run, first_split_run, is_custom, state_before
 from .capture import capture, input_names, unflatten
 from .config_module import ConfigPatch
+from .duck_sizes import name_dims
 from .dynamic import capture_dynamic, marks as _marks, verify
 from .dynamic_ints import float_capture, int_symbols, static_ints, traced_again
 from .traced_floats import fill_floats, has_returned_floats, float_guards, float_inputs, float_positions, returned_floats
@@ -47,7 +48,6 @@ from .options import BACKENDS, MODES, resolve as _resolve
 from .recheck import Recheck
 from .sources import escapes as _escapes, fetcher as _fetcher, relevant
 from .split import split as _split, split_as_cached
-from .symbolic import symbol
 
 __all__ = ["compile", "OptimizedModule", "reset", "disable", "set_stance", "is_compiling", "counters",
            "config", "MODES", "BACKENDS"]
@@ -343,16 +343,16 @@ class _CompiledFunction:
             # this call runs eagerly, unrecorded, and the next one captures
             self._waited = True
             return fn(*args, **kwargs)
-        dims, ranges, floats = self._dynamic_dims(world, facts, declared)
+        dims, ranges, floats, separate = self._dynamic_dims(world, facts, declared)
         names = input_names(fn, args, kwargs) + [h[0] for h in held] if dims else None
         record = (lambda a, k: capture_dynamic(fn, a, k, world, self._fullgraph, dims, ranges, names, lambda text: _log(
-            "dynamic", text))) if dims else lambda a, k: (*capture(fn, a, k, world, self._fullgraph), None, None)
+            "dynamic", text), separate=separate)) if dims else lambda a, k: (*capture(fn, a, k, world, self._fullgraph), None, None)
         before = state_before(self._backend, world)  # (a callable backend's callable runs at this call: first_run)
         result, cap, shape, static, symbols = float_capture(record, args, kwargs, world, floats, fn)
         facts = read_groups(float_guards(facts, symbols), world.optimizers)  # (a float Python used keeps its guard)
         # (an int specialised, not probed again at each new value)
         # (``k == 3`` True pins its int to one graph, not for good: dynamic.capture_dynamic's ``pinned``)
-        self._static_ints.update(set(static_ints(dims, shape)) - getattr(cap, "pinned", set()),
+        self._static_ints.update(set(static_ints(dims, shape, world.arguments)) - getattr(cap, "pinned", set()),
                                  set(floats) - set(symbols))
         if static is not None:  # the dynamic graph leaves this call's sizes out: a graph for them too
             counters["stats"]["unique_graphs"] += 1
@@ -414,18 +414,20 @@ class _CompiledFunction:
         """The dimensions and int arguments to capture as symbols, ``({(input, dim) or (ARG, position):
         Expr}, {symbol: (lo, hi)})``: declared by a spec; else marked (``mark_dynamic``), all (``dynamic=True``)
         or, with ``None``, those changed since the last graph (torch's automatic dynamic). Sizes 0 and 1 stay static.
-        Third, the positions of the float arguments to trace (:mod:`.traced_floats`), chosen alike."""
+        Third, the positions of the float arguments to trace (:mod:`.traced_floats`), chosen alike;
+        fourth, the symbols that are not duck sized (:mod:`.duck_sizes`)."""
         if self._dynamic is False:
-            return {}, {}, []
+            return {}, {}, [], set()
         before = self._dynamic is True or self._entries and config.automatic_dynamic_shapes and self._entries[-1].facts
         floats = float_positions(facts, before, self._static_ints, world.arguments)
         if declared is not None:
-            return declared[0], declared[1], floats
+            return declared[0], declared[1], floats, set()
         inputs = world.inputs
-        wanted = {}  # (input, dim) -> (lo, hi)
+        wanted, separate = {}, set()  # (input, dim) -> (lo, hi); those that get a symbol of their own
         for i, t in enumerate(inputs):
             for d, bounds in _marks(t, "dynamic").items():
                 wanted[(i, d)] = bounds
+                separate.add((i, d))
             if self._dynamic is True:
                 for d in range(t.dim()):
                     wanted.setdefault((i, d), (2, None))
@@ -437,17 +439,12 @@ class _CompiledFunction:
                     for d, (was, now) in enumerate(zip(old[0], t.shape)):
                         if not isinstance(was, int) or was != now:
                             wanted.setdefault((i, d), (2, None))
+                        if isinstance(was, int) and was != now or self._dynamic is not True:
+                            separate.add((i, d))
         static = {(i, d) for i, t in enumerate(inputs) for d in _marks(t, "static")}
-        (dims, ranges), named = int_symbols(facts, before, self._static_ints, world.arguments), {}
-        for (i, d), (lo, hi) in sorted(wanted.items()):
-            size = inputs[i].shape[d]
-            if (i, d) in static or size < 2 and lo >= 2:
-                continue
-            name = named.setdefault(size, f"s{len(named)}")  # equal sizes share a symbol (duck sizing)
-            dims[(i, d)] = symbol(name)
-            was = ranges.get(name, (lo, hi))
-            ranges[name] = (max(was[0], lo), hi if was[1] is None else was[1] if hi is None else min(hi, was[1]))
-        return dims, ranges, floats
+        dims, ranges, separate = name_dims(inputs, wanted, separate, static,
+                                           *int_symbols(facts, before, self._static_ints, world.arguments))
+        return dims, ranges, floats, separate
 
 
 def _makes_state(world):

@@ -14,7 +14,7 @@ call (``if H > 100``), :mod:`.dynamic` probes next to the real size as before.
 
 from .symbolic import free_symbols
 
-__all__ = ["SMALL", "base_size", "near_sizes", "far_sizes", "small_bases"]
+__all__ = ["SMALL", "allowed", "base_size", "near_sizes", "far_sizes", "small_bases"]
 
 SMALL = 32  # sizes up to this are probed next to themselves
 
@@ -26,10 +26,13 @@ def _floor(lo, hi):
     return max(lo, min(2, hi - 2)) if lo < 0 and hi is not None else 2
 
 
-def _allowed(name, value, ranges):
+def allowed(name, value, ranges, point=None):
     """Whether ``value`` of ``name`` meets the conditions of ``ranges`` on it alone
-    (:class:`~.dynamic_ints.Ranges`' ``conds``: ``k == 3`` False, ``k % 2 == 0``)."""
-    return all(c.evaluate({name: value}) for c in getattr(ranges, "conds", ()) if free_symbols(c) == [name])
+    (:class:`~.dynamic_ints.Ranges`' ``conds``: ``k == 3`` False, ``k % 2 == 0``) and, the other
+    symbols at ``point`` ({symbol: size}), those on it and them (``x[:k]``'s ``i0 <= s0``)."""
+    at = dict(point or {}, **{name: value})
+    return all(c.evaluate(at) for c in getattr(ranges, "conds", ())
+               if name in free_symbols(c) and set(free_symbols(c)) <= set(at))
 
 
 def base_size(name, hint, ranges):
@@ -39,33 +42,36 @@ def base_size(name, hint, ranges):
     lo, hi = ranges.get(name, (2, None))
     size = max(hint, lo, _floor(lo, hi))
     if size != hint:
-        size = next((v for v in range(size, size + 64) if _allowed(name, v, ranges)), None)
+        size = next((v for v in range(size, size + 64) if allowed(name, v, ranges)), None)
     return size if size is not None and (hi is None or size <= hi) else None
 
 
-def near_sizes(name, around, ranges, reach=8):
+def near_sizes(name, around, ranges, reach=8, point=None):
     """Probe sizes for ``name`` other than ``around``, nearest first: >= 2, in its range and
-    meeting its conditions (up to ``reach`` each way of those), upward before downward (a
-    function may accept only some sizes: even ones, multiples)."""
+    meeting its conditions (with the others at ``point``: :func:`allowed`; up to ``reach`` each
+    way of those), upward before downward (a function may accept only some sizes: even ones,
+    multiples)."""
     lo, hi = ranges.get(name, (2, None))
     least = max(lo, _floor(lo, hi))
     found = []
     for step in (1, -1):
         v, kept = around + step, 0
         while kept < reach and abs(v - around) <= 8 * reach and v >= least and (hi is None or v <= hi):
-            if _allowed(name, v, ranges):
+            if allowed(name, v, ranges, point):
                 found.append(v)
                 kept += 1
             v += step
     return found
 
 
-def far_sizes(name, around, ranges, near):
+def far_sizes(name, around, ranges, near, point=None):
     """Sizes far from ``around`` to verify a fit with: the range's low end (>= 2) and its high
-    end (``2 * around + 8`` when unbounded), each moved inwards to meet the conditions."""
+    end (``2 * around + 8`` when unbounded), each moved inwards to meet the conditions (with
+    the others at ``point``)."""
     lo, hi = ranges.get(name, (2, None))
     ends = [(max(lo, _floor(lo, hi)), 1), (2 * around + 8 if hi is None else hi, -1)]
-    ends = [next((v + i * step for i in range(64) if _allowed(name, v + i * step, ranges)), None) for v, step in ends]
+    ends = [next((v + i * step for i in range(64) if allowed(name, v + i * step, ranges, point)), None)
+            for v, step in ends]
     return [v for v in dict.fromkeys(ends) if v is not None and v != around and v not in near]
 
 

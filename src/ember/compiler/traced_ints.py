@@ -37,7 +37,7 @@ from .patches import PerThread, patch, unpatch
 from .structure import EMBER_DIR, user_frame
 from .symbolic import Expr, minimum, subexpressions
 
-__all__ = ["TracedInt", "TracedFloat", "FloatInt", "ConstFloat", "TRANSPARENT", "numbers_passed", "Uses", "TRACING", "VALUES", "MINMAX", "SIZED", "BOUNDS", "MADE", "SAVED", "INT_POSITIONS", "plain", "traced", "ATTRIBUTE_INPUTS",
+__all__ = ["TracedInt", "TracedFloat", "FloatInt", "ConstFloat", "TRANSPARENT", "numbers_passed", "Uses", "TRACING", "VALUES", "MINMAX", "SIZED", "BOUNDS", "Length", "MADE", "SAVED", "INT_POSITIONS", "plain", "traced", "ATTRIBUTE_INPUTS",
            "traced_operands", "MATH", "COMPARISONS",
            "patch_math", "unpatch_math", "patch_minmax"]
 
@@ -484,6 +484,16 @@ def traced_operands(op, inputs, attrs):
     return came, found
 
 
+class Length(int):
+    """A dim's length (or its negation) in :data:`BOUNDS`, with ``of``: ``(id of the tensor, dim)``,
+    so that the length of an input's dynamic dim is its symbol (:func:`.dynamic_ints.minmax_sides`)."""
+
+    def __new__(cls, value, x=None, dim=None):
+        self = super().__new__(cls, value)
+        self.of = (id(x), dim) if x is not None else None
+        return self
+
+
 def _note_bounds(x, index):
     """Notes in :data:`BOUNDS` the comparisons eager's slicing of ``x`` makes of each traced int
     bound of ``index`` (``x[:k]``): its sign (a negative one counts from the end) and whether it
@@ -492,12 +502,13 @@ def _note_bounds(x, index):
     if type(index) is not tuple or Ellipsis in index or not hasattr(x, "shape"):
         return
     dims = [i for i in index if i is not None]
-    for i, n in zip(dims, x.shape):
+    for d, (i, n) in enumerate(zip(dims, x.shape)):
         for b in (i.start, i.stop) if type(i) is slice else ():
             if type(b) is TracedInt and b.expr is not None and b.uses.active:
                 v = int.__int__(b)
                 BOUNDS.append(("__ge__", 0, v >= 0, b.expr))
-                BOUNDS.append(("__le__", n, v <= n, b.expr) if v >= 0 else ("__ge__", -n, v >= -n, b.expr))
+                BOUNDS.append(("__le__", Length(n, x, d), v <= n, b.expr) if v >= 0 else
+                              ("__ge__", Length(-n, x, d), v >= -n, b.expr))
 
 
 def _expressions(value):
