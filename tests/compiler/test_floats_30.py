@@ -8,16 +8,12 @@ import math
 import pytest
 import torch
 
-from graph_counts import graph_counts
+from graph_counts import compiled_afresh, graph_counts, run
 
 import ember
 
 LRS = [(v,) for v in (0.5, 1.5, 2.7, 10.25, -3.7, 1e10, 3.3, -0.0, 2.0, -1e15)]
 ERRORS = [(v,) for v in (1e30, math.nan, math.inf)]
-
-
-def _int_lr(x, lr):
-    return x * int(lr)
 
 
 def _int_of_arithmetic(x, lr):
@@ -38,7 +34,7 @@ def _int_in_a_callee(x, lr):
     return x + _half(lr)
 
 
-@pytest.mark.parametrize("fn", [_int_lr, _int_of_arithmetic, _int_branch, _int_in_a_callee])
+@pytest.mark.parametrize("fn", [_int_of_arithmetic, _int_branch, _int_in_a_callee])
 def test_int_of_a_float_is_a_symbol(fn):
     want_counts, want = graph_counts(fn, torch, LRS)
     got_counts, got = graph_counts(fn, ember, LRS)
@@ -51,7 +47,62 @@ def test_int_of_a_float_is_a_symbol(fn):
 def test_int_of_a_float_beyond_int64_nan_and_inf_raise_as_eager():
     """``int(1e30)`` is beyond an op's int64: eager's OverflowError; nan and inf: Python's
     (torch 2.13 wraps those in its InternalTorchDynamoError)."""
-    _, got = graph_counts(_int_lr, ember, LRS[:3] + ERRORS + LRS[3:5])
+    _, got = graph_counts(_int_branch, ember, LRS[:3] + ERRORS + LRS[3:5])
     assert [r[0] for r in got[3:6]] == ["OverflowError", "ValueError", "OverflowError"]
     assert got[3] == ("OverflowError", "int too big to convert")
-    assert repr(got[:3] + got[6:]) == repr(graph_counts(_int_lr, torch, LRS[:5])[1])
+    assert repr(got[:3] + got[6:]) == repr([run(_int_branch, torch, v) for v in LRS[:5]])
+
+
+def ember_or_torch(x):
+    """The module ``x`` comes from."""
+    return torch if isinstance(x, torch.Tensor) else ember
+
+
+def _bounds(x, v):
+    F = ember_or_torch(x).nn.functional
+    return ember_or_torch(x).cat([F.hardtanh(x - 3, -abs(v) - 1, abs(v) + 1), F.softshrink(x - 3, abs(v)),
+                                  F.hardshrink(x - 3, v), F.celu(x - 3, v)])
+
+
+def _refused(x, v):  # (v > 2.0: hardtanh's ValueError, v < 0, nan, 1e300: softshrink's RuntimeError)
+    F = ember_or_torch(x).nn.functional
+    return ember_or_torch(x).cat([F.hardtanh(x - 3, v, 2.0), F.softshrink(x - 2.5, v)])
+
+
+# (inf as a bound is a third graph here: the range check's comparisons tell it apart)
+ATTRIBUTES = [(v,) for v in (0.5, 1.5, 2.7, 10.25, 0.125, -0.0, 1e-40, 1e300, -2.5, math.nan)]
+
+
+@pytest.mark.parametrize("fn", [_bounds, _refused])
+def test_op_attributes_are_symbols(fn):
+    """``hardtanh``'s bounds, ``softshrink``'s and ``hardshrink``'s ``lambd``, ``celu``'s ``alpha``
+    (and its ``1 / alpha``, Python's at each call): graph inputs (a graph per value before), torch's
+    counts; values as torch's eager, -0.0 and nan included (``celu`` within an ulp: the C code's
+    ``expm1`` is not torch's), and its errors (``hardtanh(x, 1e300)``, ``softshrink(x, -2.5)``,
+    ``celu(x, 0.0)``), where torch 2.13's compiled function wraps them in its own classes."""
+    want_counts, _ = graph_counts(fn, torch, ATTRIBUTES)
+    got_counts, got = graph_counts(fn, ember, ATTRIBUTES)
+    assert got_counts == want_counts and max(got_counts) <= 3
+    for args, value in zip(ATTRIBUTES, got):
+        want = run(fn, torch, args)
+        if type(want) is tuple or type(value) is tuple:
+            assert value == want, args
+        else:
+            value, want = torch.tensor(value), torch.tensor(want)
+            assert torch.allclose(value, want, rtol=3e-7, atol=0, equal_nan=True), args
+            assert value.signbit().tolist() == want.signbit().tolist(), args
+
+
+def test_op_attribute_gradients():
+    """Their backward takes the float too (the masks of ``hardtanh`` and the shrinks, ``celu``'s
+    slope): the gradients of eager's, 2 graphs over 6 values. (A constant of the graph equal to
+    ``celu``'s ``alpha * (1 / alpha)`` (1.0 mostly) makes its gradient a graph per value.)"""
+    compiled, count = compiled_afresh(_bounds, ember)
+    for v in (0.5, 1.5, -2.0, 0.25, 7.0, 1.0):
+        grads = []
+        for f in (compiled, _bounds):
+            x = ember.tensor([-3.0, -1.5, -0.5, 0.0, 0.25, 2.0, 3.0, 4.5, math.nan], requires_grad=True)
+            (f(x, v) ** 2).sum().backward()
+            grads.append(torch.tensor(x.grad.tolist()))
+        assert torch.allclose(*grads, rtol=3e-7, atol=0, equal_nan=True), (v, grads)
+    assert count() == 2

@@ -39,10 +39,11 @@ from .. import _dtype
 from .._dtype import bfloat16, float16, float32, float64
 from .._ops.pointwise_binary import Add, Div, Mul, Sub, Where
 from .._ops.shape import Clone, Expand
-from .._ops.pointwise_unary import Expm1, Neg
-from .._ops.compare import Gt, Le, Lt
+from .._ops.pointwise_unary import Neg
+from .._ops.compare import Gt
 from .._tensor import Tensor
 from .contents import NAN
+from .float_attributes import ATTRIBUTE_OPS
 from .graph import instances_in
 from .symbolic import evaluate, free_symbols
 from .structure import same_container
@@ -237,7 +238,7 @@ def float_nodes(tracer, op, args, attrs, dtype, output):
     ``dtype``, the op's; ``"alpha"`` there (``add``'s scale) becomes a product ``b * alpha``, as
     eager computes it, ``leaky_relu``'s slope ``where(x > 0, x, x * slope)`` and ``addcmul``'s
     value ``addcmul(input, tensor1 * value, tensor2)``, ``elu`` and ``threshold`` their eager
-    ``where`` (:data:`~.traced_ints.ATTRIBUTE_INPUTS`, :data:`_ATTRIBUTE_OPS`). A
+    ``where`` (:mod:`.float_attributes`). A
     float the op takes otherwise, with no floating-point dtype or ``b`` a number, or of float16 or bfloat16 (eager computes at float32: ``x_half * 70000.0`` is 0 at
     0, a float16 cast of the number would be inf) other than a product or quotient (computed at
     float32 in the graph too: :func:`_at_float32`), is a use: its value stays. The autograd node
@@ -284,7 +285,7 @@ def _float_nodes(tracer, op, args, attrs, dtype, output):
         node = _node(tracer, f)
         if dtype is not float64:
             node = tracer.graph.call_op(ToDtype, (node,), {"dtype": dtype}, dict(_SCALAR, dtype=dtype))
-        if op.name in _ATTRIBUTE_OPS:
+        if op.name in ATTRIBUTE_OPS:
             nodes[j] = node
         elif j == "alpha":
             args[1] = tracer.graph.call_op(Mul, (b, node), {}, dict(b.meta, dtype=dtype))
@@ -300,27 +301,9 @@ def _float_nodes(tracer, op, args, attrs, dtype, output):
             args[j] = node
     if nodes:
         meta = {"shape": tuple(output.shape), "dtype": dtype, "requires_grad": output.requires_grad}
-        op, args, attrs = _ATTRIBUTE_OPS[op.name](tracer, args[0], dict(attrs, **nodes), meta)
+        op, args, attrs = ATTRIBUTE_OPS[op.name](tracer, args[0], dict(attrs, **nodes), meta)
     _save_traced(output, floats)
     return op, tuple(args), attrs
-
-
-def _elu(tracer, x, attrs, meta):
-    """``elu(x, alpha)`` (its ``scale`` and ``input_scale`` 1) as eager computes it: ``x < 0 ?
-    expm1(x) * alpha : x``."""
-    below = tracer.graph.call_op(Lt, (x, 0), {}, dict(meta, dtype=_dtype.bool, requires_grad=False))
-    negative = tracer.graph.call_op(Mul, (tracer.graph.call_op(Expm1, (x,), {}, meta), attrs["alpha"]), {}, meta)
-    return Where, [below, negative, x], {}
-
-
-def _threshold(tracer, x, attrs, meta):
-    """``threshold(x, threshold, value)`` as eager computes it: ``x <= threshold ? value : x``."""
-    below = tracer.graph.call_op(Le, (x, attrs["threshold"]), {}, dict(meta, dtype=_dtype.bool, requires_grad=False))
-    return Where, [below, attrs["value"], x], {}
-
-
-# the ops whose float attributes (:data:`~.traced_ints.ATTRIBUTE_INPUTS`) become nodes of other ops
-_ATTRIBUTE_OPS = {"Elu": _elu, "Threshold": _threshold}
 
 
 def _at_float32(tracer, op, args, attrs, dtype, output):
@@ -397,7 +380,8 @@ def _node(tracer, f):
     if id(f) in made:
         return made[id(f)][1]
     kind, a, b = f.how if len(f.how) == 3 else (*f.how, None)
-    if kind == "argument" or kind in _PYTHON or _has_int(f):  # (``lr ** 0.5``, ``k * 0.5``: Python's at each call)
+    if kind == "argument" or kind in _PYTHON or _has_int(f) or kind == "div" and type(a) not in _TRACED:
+        # (``lr ** 0.5``, ``k * 0.5``, ``1 / lr``: Python's at each call)
         node = tracer.graph.placeholder(f"float_{a}" if kind == "argument" else f"float_python{len(made)}", dict(_SCALAR))
         tracer.sources.append(("float_arg", a if kind == "argument" else _how(f)))
     else:
