@@ -106,3 +106,24 @@ def test_op_attribute_gradients():
             grads.append(torch.tensor(x.grad.tolist()))
         assert torch.allclose(*grads, rtol=3e-7, atol=0, equal_nan=True), (v, grads)
     assert count() == 2
+
+
+def _narrow(x, v):
+    t = ember_or_torch(x)
+    return t.cat([((x * 0.37).half() + v).float(), (v - (x * 0.37).bfloat16()).float(),
+                  t.full((2,), v, dtype=t.float16).float(), x.bfloat16().new_full((2,), v).float()])
+
+
+# (nan: torch 2.13 recompiles for it; 1e300: ember's guard tells a float beyond float32's range apart)
+NARROW = [(v,) for v in (0.5, 2.7, 10.25, 1e-3, 3e5, 65519.0, 65520.0, -0.0, 1e-8, 3.3, 3.4e38, -7.1)]
+
+
+def test_float16_and_bfloat16_sums_and_fills_are_symbols():
+    """``x_half + lr``, ``lr - x_bf16`` (eager rounds the number to the op's dtype first, then
+    adds at float32: the graph's cast node), float16/bfloat16 fills (their range check, 65504
+    for float16, guarded by its comparisons): 2 graphs as torch; values as torch's (65519
+    rounds to 65504, 65520 is inf; bfloat16 3.4e38 is inf in the sum, refused in the fill)."""
+    want_counts, want = graph_counts(_narrow, torch, NARROW)
+    got_counts, got = graph_counts(_narrow, ember, NARROW)
+    assert got_counts == want_counts == [1] + [2] * (len(NARROW) - 1)
+    assert repr(got) == repr([run(_narrow, torch, v) for v in NARROW])

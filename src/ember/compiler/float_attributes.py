@@ -9,7 +9,7 @@ makes; ``celu``'s ``1 / alpha`` is a float Python computes at each call), not a 
 The graphs compute what eager computes, rounding for rounding: each attribute node is the float
 cast to the op's dtype (eager casts a Python number so), ``+-0`` and NaN take eager's branch.
 """
-from .. import _dtype
+from .. import _creation, _dtype
 from .._ops.clamp import Clamp
 from .._ops.compare import Le, Lt
 from .._ops.nn import Elu
@@ -28,7 +28,8 @@ ATTRIBUTE_INPUTS = {"Add": ("alpha",), "Sub": ("alpha",), "LeakyRelu": ("negativ
 
 # ember's code whose float arithmetic and comparisons of a traced float are the user's (traced_ints)
 AS_USER = {activation.hardtanh.__code__, activation.softshrink.__code__, activation.celu.__code__,
-           Elu.backward.__code__, shrink._inside.__code__, refusals.check_attribute.__code__}
+           Elu.backward.__code__, shrink._inside.__code__, refusals.check_attribute.__code__,
+           _creation.check_narrow.__code__}
 
 
 def _call(tracer, op, args, meta):

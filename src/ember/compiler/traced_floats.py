@@ -274,7 +274,9 @@ def _float_nodes(tracer, op, args, attrs, dtype, output):
         why = "an operand of a float16/bfloat16 op (eager computes it at float32)"
     if dtype in (float16, bfloat16) and op in (Mul, Div) and all(type(j) is int for j in floats):
         return _at_float32(tracer, op, args, attrs, dtype, output)
-    if dtype is None or not dtype.is_inexact or dtype in (float16, bfloat16) or b is not None and (
+    # (``x_half + lr``: eager rounds the number to the op's dtype first, as the cast node)
+    narrow = dtype in (float16, bfloat16) and not (adds and all(type(j) is int for j in floats))
+    if dtype is None or not dtype.is_inexact or narrow or b is not None and (
             dtype.is_complex or not hasattr(b, "meta")):
         for f in floats.values():
             for seen in f.uses:
@@ -339,16 +341,17 @@ def _save_traced(output, floats):
 
 
 _FILLS = {"full", "new_full", "full_like"}  # (``fill_`` calls ``full``)
+_FILL_DTYPES = {"float64": float64, "float32": float32, "float16": float16, "bfloat16": bfloat16}
 
 
 def fill_node(tracer, array, frame):
     """Records ``array``, just made by ``full``, ``new_full`` or ``full_like`` (``frame``: the
-    frame wrapping it, ``_finish``'s) of a float32 or float64 dtype with a traced float as the
-    fill value, as ``clone(expand(float.to(dtype), shape))``: the graph takes the fill value as
-    an input, as torch's symbolic fill. A traced float otherwise in the locals of the factory's
-    frames is a use (its value kept): NumPy read it into a constant that :func:`note_unseen` need
-    not find equal to it (``tensor([lr], dtype=int64)``, ``arange(0.0, lr)``, a bfloat16 fill;
-    a float16 fill is checked against its range, 65504, which the float's guard does not tell apart)."""
+    frame wrapping it, ``_finish``'s) of a floating dtype with a traced float as the fill value,
+    as ``clone(expand(float.to(dtype), shape))``: the graph takes the fill value as an input, as
+    torch's symbolic fill (a float16 or bfloat16 fill's range check, ``check_narrow``, is guarded
+    by its comparisons' outcomes). A traced float otherwise in the locals of the factory's frames
+    is a use (its value kept): NumPy read it into a constant that :func:`note_unseen` need not
+    find equal to it (``tensor([lr], dtype=int64)``, ``arange(0.0, lr)``)."""
     frames, found = [], []
     while frame is not None and frame.f_code.co_filename == _creation.__file__:
         frames.append(frame)
@@ -358,13 +361,13 @@ def fill_node(tracer, array, frame):
         return
     filling = next((f for f in frames if f.f_code.co_name in _FILLS), None)
     value = filling and filling.f_locals.get("fill_value")
+    dtype = _FILL_DTYPES.get(getattr(getattr(array, "dtype", None), "name", None))
     if type(value) is not TracedFloat or any(f is not value for f in found) or filling.f_locals.get("requires_grad") \
-            or type(array) is not np.ndarray or array.dtype not in (np.float32, np.float64):
+            or type(array) is not np.ndarray or dtype is None:
         for f in found:
             for seen in f.uses:
                 seen.append(("read by a factory into a constant", "(in the recording)"))
         return
-    dtype = float32 if array.dtype == np.float32 else float64
     node = _node(tracer, value)
     if dtype is not float64:
         node = tracer.graph.call_op(ToDtype, (node,), {"dtype": dtype}, dict(_SCALAR, dtype=dtype))
