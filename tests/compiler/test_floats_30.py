@@ -127,3 +127,19 @@ def test_float16_and_bfloat16_sums_and_fills_are_symbols():
     got_counts, got = graph_counts(_narrow, ember, NARROW)
     assert got_counts == want_counts == [1] + [2] * (len(NARROW) - 1)
     assert repr(got) == repr([run(_narrow, torch, v) for v in NARROW])
+
+
+def _tensors(x, k):
+    t = ember_or_torch(x)
+    return x + t.tensor(0.5 * k) * t.tensor(k / 4)
+
+
+def test_a_tensor_of_a_float_of_an_int_counter_is_a_symbol():
+    """``tensor(0.5 * k)`` (NumPy's ``float()`` of the traced float in the factory is no use,
+    the tensor a node): 2 graphs as torch, values as torch's. (torch 2.13 makes a graph per
+    value of ``as_tensor(k * 0.25, dtype=float64)``; ember 2.)"""
+    calls = [(k,) for k in (1, 2, 3, 7, 100, -40, 0, 10**6, 3)]
+    want_counts, want = graph_counts(_tensors, torch, calls)
+    got_counts, got = graph_counts(_tensors, ember, calls)
+    assert got_counts == want_counts == [1] + [2] * (len(calls) - 1)
+    assert repr(got) == repr(want)

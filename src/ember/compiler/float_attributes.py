@@ -4,11 +4,14 @@
 (:data:`ATTRIBUTE_OPS`, used by :func:`.traced_floats.float_nodes`), and the ember code whose
 arithmetic and comparisons of traced floats count as the user's (:data:`AS_USER`: ``hardtanh``'s
 ``min_val > max_val`` check is guarded by its outcome, as torch guards the comparison its Python
-makes; ``celu``'s ``1 / alpha`` is a float Python computes at each call), not a use.
+makes; ``celu``'s ``1 / alpha`` is a float Python computes at each call), not a use; and the
+factories whose ``float()`` of a traced float is none (:data:`FILLS_READ`: ``tensor(0.5 * k)``).
 
 The graphs compute what eager computes, rounding for rounding: each attribute node is the float
 cast to the op's dtype (eager casts a Python number so), ``+-0`` and NaN take eager's branch.
 """
+import inspect
+
 from .. import _creation, _dtype
 from .._ops.clamp import Clamp
 from .._ops.compare import Le, Lt
@@ -18,7 +21,7 @@ from .._ops.pointwise_unary import Expm1, Neg
 from .._ops import refusals, shrink
 from ..nn.functional import activation
 
-__all__ = ["ATTRIBUTE_INPUTS", "ATTRIBUTE_OPS", "AS_USER"]
+__all__ = ["ATTRIBUTE_INPUTS", "ATTRIBUTE_OPS", "AS_USER", "FILLS_READ"]
 
 # the float attributes an op's graph node may take as inputs (``elu``'s alpha and, for ``celu``,
 # input_scale; not selu's fixed ``scale``)
@@ -30,6 +33,10 @@ ATTRIBUTE_INPUTS = {"Add": ("alpha",), "Sub": ("alpha",), "LeakyRelu": ("negativ
 AS_USER = {activation.hardtanh.__code__, activation.softshrink.__code__, activation.celu.__code__,
            Elu.backward.__code__, shrink._inside.__code__, refusals.check_attribute.__code__,
            _creation.check_narrow.__code__}
+
+# ember's factories whose read of a traced float's value (NumPy's ``float()`` of ``tensor(lr)``'s
+# data) is no use: what they made is checked (traced_floats.fill_node: a node, or a use there)
+FILLS_READ = {inspect.unwrap(f).__code__ for f in (_creation.tensor, _creation.as_tensor, _creation._infer)}
 
 
 def _call(tracer, op, args, meta):

@@ -340,12 +340,14 @@ def _save_traced(output, floats):
             kept[j] = f
 
 
-_FILLS = {"full", "new_full", "full_like"}  # (``fill_`` calls ``full``)
+# the factories filling with a number, and the name of their parameter holding it (``fill_`` calls ``full``)
+_FILLS = {"full": "fill_value", "new_full": "fill_value", "full_like": "fill_value", "tensor": "data", "as_tensor": "data"}
 _FILL_DTYPES = {"float64": float64, "float32": float32, "float16": float16, "bfloat16": bfloat16}
 
 
 def fill_node(tracer, array, frame):
-    """Records ``array``, just made by ``full``, ``new_full`` or ``full_like`` (``frame``: the
+    """Records ``array``, just made by ``full``, ``new_full``, ``full_like``, or ``tensor`` or
+    ``as_tensor`` of a float (``tensor(0.5 * k)``) (``frame``: the
     frame wrapping it, ``_finish``'s) of a floating dtype with a traced float as the fill value,
     as ``clone(expand(float.to(dtype), shape))``: the graph takes the fill value as an input, as
     torch's symbolic fill (a float16 or bfloat16 fill's range check, ``check_narrow``, is guarded
@@ -360,7 +362,7 @@ def fill_node(tracer, array, frame):
     if not found:
         return
     filling = next((f for f in frames if f.f_code.co_name in _FILLS), None)
-    value = filling and filling.f_locals.get("fill_value")
+    value = filling and filling.f_locals.get(_FILLS[filling.f_code.co_name])
     dtype = _FILL_DTYPES.get(getattr(getattr(array, "dtype", None), "name", None))
     if type(value) is not TracedFloat or any(f is not value for f in found) or filling.f_locals.get("requires_grad") \
             or type(array) is not np.ndarray or dtype is None:

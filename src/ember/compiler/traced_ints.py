@@ -33,7 +33,7 @@ import sysconfig
 
 import numpy as np
 
-from .float_attributes import AS_USER, ATTRIBUTE_INPUTS
+from .float_attributes import AS_USER, ATTRIBUTE_INPUTS, FILLS_READ
 from .patches import PerThread, patch, unpatch
 from .structure import EMBER_DIR, user_frame
 from .symbolic import Expr, minimum, subexpressions
@@ -326,7 +326,8 @@ def _float_noting(name, method):
     def use(self, *args):
         user = self.uses[0].active and (sys._getframe(1).f_code in AS_USER or _from_user())
         if self.uses[0].active and not user and (name in _STEERING or name in _COMPUTING and sys._getframe(
-                1).f_code.co_filename.startswith(_EMBER)):
+                1).f_code.co_filename.startswith(_EMBER) and not (name == "__float__" and sys._getframe(
+                1).f_code in FILLS_READ)):
             for seen in self.uses:
                 seen.append((name, f"{user_frame()} (in ember's {sys._getframe(1).f_code.co_name})"))
         elif user:
