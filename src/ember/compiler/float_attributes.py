@@ -16,8 +16,9 @@ from .. import _creation, _dtype
 from .._ops.clamp import Clamp
 from .._ops.compare import Le, Lt
 from .._ops.nn import Elu
-from .._ops.pointwise_binary import Add, Mul, Sub, Where
-from .._ops.pointwise_unary import Expm1, Neg
+from .._ops.compare import Gt
+from .._ops.pointwise_binary import Add, Div, Mul, Sub, Where
+from .._ops.pointwise_unary import Abs, Exp, Expm1, Log1p, Neg, Relu
 from .._ops import refusals, shrink
 from ..nn.functional import activation
 
@@ -27,7 +28,8 @@ __all__ = ["ATTRIBUTE_INPUTS", "ATTRIBUTE_OPS", "AS_USER", "FILLS_READ"]
 # input_scale; not selu's fixed ``scale``)
 ATTRIBUTE_INPUTS = {"Add": ("alpha",), "Sub": ("alpha",), "LeakyRelu": ("negative_slope",), "Addcmul": ("value",),
                     "Elu": ("alpha", "input_scale"), "Threshold": ("threshold", "value"),
-                    "Hardtanh": ("min_val", "max_val"), "Softshrink": ("lambd",), "Hardshrink": ("lambd",)}
+                    "Hardtanh": ("min_val", "max_val"), "Softshrink": ("lambd",), "Hardshrink": ("lambd",),
+                    "Softplus": ("beta", "threshold")}
 
 # ember's code whose float arithmetic and comparisons of a traced float are the user's (traced_ints)
 AS_USER = {activation.hardtanh.__code__, activation.softshrink.__code__, activation.celu.__code__,
@@ -90,7 +92,18 @@ def _softshrink(tracer, x, attrs, meta):
                    lambda x, lambd, below: _call(tracer, Add if below else Sub, (x, lambd), meta))
 
 
+def _softplus(tracer, x, attrs, meta):
+    """``softplus(x, beta, threshold)`` as eager computes it: ``x * beta > threshold ? x :
+    logaddexp(0, x * beta) / beta``, NumPy's ``logaddexp(0, y)`` as ``max(y, 0) + log1p(exp(-|y|))``
+    (within an ulp: the C code's ``exp`` and ``log1p`` are not NumPy's)."""
+    beta, threshold = attrs.get("beta", 1.0), attrs.get("threshold", 20.0)
+    bx = _call(tracer, Mul, (x, beta), meta)
+    tail = _call(tracer, Log1p, (_call(tracer, Exp, (_call(tracer, Neg, (_call(tracer, Abs, (bx,), meta),), meta),), meta),), meta)
+    soft = _call(tracer, Div, (_call(tracer, Add, (_call(tracer, Relu, (bx,), meta), tail), meta), beta), meta)
+    return Where, [_call(tracer, Gt, (bx, threshold), _mask(meta)), x, soft], {}
+
+
 # the ops whose float attributes (ATTRIBUTE_INPUTS) become nodes of other ops
 ATTRIBUTE_OPS = {"Elu": _elu, "Threshold": _threshold, "Hardtanh": _hardtanh, "Hardshrink": _hardshrink,
-                 "Softshrink": _softshrink}
+                 "Softshrink": _softshrink, "Softplus": _softplus}
 

@@ -192,9 +192,13 @@ def mish(input, inplace=False):
 
 def softplus(input, beta=1.0, threshold=20.0):
     """``log(1 + exp(beta * input)) / beta``, and ``input`` itself where ``beta * input >
-    threshold`` (never overflows).
+    threshold`` (never overflows). RuntimeError for a finite ``beta`` or ``threshold`` beyond
+    float32's range, but for a float64 input.
     Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.softplus.html"""
     float_only(input, "softplus_cpu")
+    if input.dtype is not _dtype.float64:  # (converted checked to float: the op computes at float32)
+        check_attribute(beta, _dtype.float32)
+        check_attribute(threshold, _dtype.float32)
     return apply(SoftplusForward, input, beta=beta, threshold=threshold)
 
 
