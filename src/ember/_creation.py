@@ -349,8 +349,9 @@ def check_narrow(value, dtype):
     bfloat16: finite and beyond the largest (65504.5 is refused, not rounded). ``masked_fill``
     checks so, and ``full`` (``fill_``, ``full_like``, ``new_full``) of any number of elements
     but one (torch gives inf there, 0 or 2 elements raise)."""
-    if dtype in _NARROW_MAX and isinstance(value, (builtins.int, builtins.float, np.integer, np.floating)) \
-            and math.isfinite(value) and abs(value) > _NARROW_MAX[dtype]:
+    top = _NARROW_MAX.get(dtype)  # (comparisons: a compiled function's traced float guarded by them)
+    if top is not None and isinstance(value, (builtins.int, builtins.float, np.integer, np.floating)) and (
+            top < value < math.inf or -math.inf < value < -top):
         _overflow(dtype)
 
 

@@ -69,14 +69,17 @@ class Elu(Op):
         a = ctx.attrs
         alpha, scale, input_scale = a.get("alpha", 1.0), a.get("scale", 1.0), a.get("input_scale", 1.0)
         # (alpha itself for elu: a compiled function's traced float stays one, not Python's product)
-        slope_at_zero = alpha if scale == input_scale == 1.0 else alpha * scale * input_scale
+        slope_at_zero = alpha if "scale" not in a and "input_scale" not in a else alpha * scale * input_scale
         # exp of the negative part only: exp(large x) would be inf, and the second derivative
         # through the unselected branch 0 * inf = nan (torch's is 0 there).
         negative_slope = (x.clamp(max=0) * input_scale).exp() * slope_at_zero
         # At x = 0 (and -0) the slope is the negative branch's value but, as in PyTorch, a
         # constant: the second derivative there is 0. NaN takes the positive slope (torch's
         # test is x <= 0).
-        return (g * apply(Where, x <= 0, apply(Where, x < 0, negative_slope, slope_at_zero), scale),)
+        negative = apply(Where, x < 0, negative_slope, slope_at_zero)
+        if scale == 1.0:  # (g itself: no plain 1.0 in a compiled graph equal to celu's alpha / alpha)
+            return (apply(Where, x <= 0, g * negative, g),)
+        return (g * apply(Where, x <= 0, negative, scale),)
 
 
 class HardtanhForward(Op):

@@ -8,9 +8,12 @@ indexes, prints and compares for equality, but has no kernels for in most arithm
 :data:`UNSIGNED_KERNELS` names torch's kernel for each op that refuses them (their promotion
 with another non-floating dtype is refused in ``_dtype.promote_types``). Functions that are not
 one op (``arange``, ``nonzero``, ``masked_fill``...) call :func:`refuse_unsigned` themselves.
+An op's float attribute beyond its dtype's range is refused by :func:`check_attribute`.
 Source: torch 2.13's behaviour, probed op by op (tests/ops/test_uint16_32_64.py).
 """
-from .._dtype import BAREBONES_UNSIGNED, SCALAR_TYPE_NAMES, from_numpy_dtype
+import math
+
+from .._dtype import BAREBONES_UNSIGNED, CPP_NAMES, SCALAR_TYPE_NAMES, from_numpy_dtype
 
 __all__ = ["UNSIGNED_KERNELS", "float_only", "refuse_unsigned", "refused_kinds", "refuse"]
 
@@ -92,3 +95,18 @@ def float_only(input, kernel):
     if not dtype.is_floating_point:
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{SCALAR_TYPE_NAMES[dtype.name]}'")
 
+
+
+# the largest finite value of each floating dtype (the range of an op's float attribute)
+FLOAT_MAX = {"float16": 65504.0, "bfloat16": 3.3895313892515355e38, "float32": 3.4028234663852886e38,
+             "float64": 1.7976931348623157e308}
+
+
+def check_attribute(value, dtype):
+    """RuntimeError where torch's checked conversion of an op's float attribute (``hardtanh``'s
+    bounds, ``celu``'s alpha) for a float32, float16 or bfloat16 op refuses it: finite and beyond
+    the dtype's range (``F.hardtanh(x_float32, 1e300)``). Plain comparisons: a compiled function's
+    traced float is guarded by their outcomes (``compiler/float_attributes.py``'s ``AS_USER``)."""
+    top = FLOAT_MAX.get(dtype.name) if dtype.name != "float64" else None
+    if top is not None and (top < value < math.inf or -math.inf < value < -top):
+        raise RuntimeError(f"value cannot be converted to type {CPP_NAMES[dtype.name]} without overflow")

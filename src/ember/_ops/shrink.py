@@ -6,7 +6,7 @@ PyTorch, under ``create_graph`` it is tied to ``x`` (``zero_link``), so a second
 is zeros rather than an error."""
 from .._backend import namespace
 from .core import Op, apply, like_input, zero_link
-from .refusals import float_only
+from .refusals import check_attribute, float_only
 
 __all__ = ["HardshrinkForward", "SoftshrinkForward", "hardshrink"]
 
@@ -38,13 +38,16 @@ class SoftshrinkForward(Op):
     @staticmethod
     def forward(x, lambd=0.5):
         xp, step = namespace(x), x.dtype.type(lambd)
-        return xp.where(_inside(x, lambd), x.dtype.type(0), xp.where(x < -lambd, x + step, x - step))
+        # (inside: ``x * 0``, -0.0 below 0, as torch's)
+        return xp.where(_inside(x, lambd), x * x.dtype.type(0), xp.where(x < -lambd, x + step, x - step))
 
     backward = HardshrinkForward.backward
 
 
 def hardshrink(input, lambd=0.5):
-    """``input`` where ``|input| > lambd`` (or NaN), else 0.
+    """``input`` where ``|input| > lambd`` (or NaN), else 0. RuntimeError for a finite
+    ``lambd`` beyond the range of a float32, float16 or bfloat16 input's dtype.
     Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.hardshrink.html"""
     float_only(input, "hardshrink_cpu")
+    check_attribute(lambd, input.dtype)
     return apply(HardshrinkForward, input, lambd=lambd)

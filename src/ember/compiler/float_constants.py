@@ -19,8 +19,15 @@ which read the function's own code, still guard the global. A global's or closur
 (``global LR; LR = LR * 0.5`` earlier in the function: the new value; one that a call in the
 right operand writes, ``LR * (k + bump())``, would be read after the call, where eager's reads
 it before). A local's or an attribute's float is not rewritten (one code serves every instance).
+
+A call of the built-in ``int`` (``int(lr)``) is rewritten alike: its load pushes :data:`TRACING_INT`,
+which gives ``math.trunc`` of a traced float (a :class:`~.traced_ints.FloatInt`, an int Python
+computes at each call, as torch 2.13 traces ``int(lr)``: Python's own ``int`` copies what
+``__int__`` returns into a plain int), and calls ``int`` on anything else.
 """
+import builtins
 import dis
+import math
 import os
 import sysconfig
 import types
@@ -30,29 +37,34 @@ import numpy as np
 from ..nn.modules.module import Module
 from .patches import PerThread
 from .structure import EMBER_DIR
-from .traced_ints import TRACING, ConstFloat
+from .traced_ints import TRACING, TRANSPARENT, ConstFloat, TracedFloat
 from .traced_reads import loaded_values, operator_operands
 
-__all__ = ["swap_callees", "swap_codes", "restore_codes", "SWAPPED"]
+__all__ = ["swap_callees", "swap_codes", "restore_codes", "SWAPPED", "TRACING_INT"]
 
 SWAPPED = PerThread(list)  # (function, its own code) of each code swapped by this thread's recordings
 _SIGNS = ("+", "-", "*")
 
 
-_LOAD_CONST, _NOP = dis.opmap["LOAD_CONST"], dis.opmap["NOP"]
+_LOAD_CONST, _NOP, _PUSH_NULL = dis.opmap["LOAD_CONST"], dis.opmap["NOP"], dis.opmap["PUSH_NULL"]
 try:  # (the inline caches after a global's load: 5 code units in Python 3.11, 4 in 3.12)
     _GLOBAL_CACHES = dis._inline_cache_entries[dis.opmap["LOAD_GLOBAL"]]
 except (AttributeError, KeyError, IndexError, TypeError):
     _GLOBAL_CACHES = None  # (a global's site is then left as it is)
 _SITES = {}  # code object -> [(offset, "const" or global name, value or None)]
+_INT = ("builtin", "int")  # (a site's name: the built-in ``int`` called)
 
 
 def _sites(code):
     """The loads of a float constant, a global (by name) or a closure's cell (``("closure", index)``)
-    that are the left operand of ``+``, ``-``, ``*`` whose right operand reads a local (``0.01 * (it + 1)``)."""
+    that are the left operand of ``+``, ``-``, ``*`` whose right operand reads a local (``0.01 * (it
+    + 1)``), and the loads of the global ``int`` to call (:data:`_INT`)."""
     found = _SITES.get(code)
     if found is None:
         found = _SITES[code] = []
+        if "int" in code.co_names and type(_GLOBAL_CACHES) is int and _GLOBAL_CACHES >= 2:
+            found += [(i.offset, _INT, None) for i in dis.get_instructions(code)
+                      if i.opname == "LOAD_GLOBAL" and i.argval == "int" and i.arg & 1]
         for left, right, _, op in operator_operands(code):
             if op.opname != "BINARY_OP" or op.argrepr not in _SIGNS or len(left) != 1 or left[0].arg >= 256 or not any(
                     i.opname in ("LOAD_FAST", "LOAD_DEREF") for i in right):
@@ -74,6 +86,13 @@ def _rewritten(fn):
     consts, raw = list(code.co_consts), bytearray(code.co_code)
     for offset, name, value in _sites(code):
         where = None
+        if name == _INT:  # (``int(lr)``: NULL, then TRACING_INT, where the global ``int`` is the built-in)
+            if globals_.get("int", builtins.__dict__.get("int")) is not int or len(consts) >= 256:
+                continue
+            consts.append(TRACING_INT)
+            raw[offset:offset + 2 + 2 * _GLOBAL_CACHES] = bytes((_PUSH_NULL, 0, _LOAD_CONST, len(consts) - 1)) + bytes(
+                (_NOP, 0)) * (_GLOBAL_CACHES - 1)
+            continue
         if type(name) is tuple:  # (a closure's cell: its value now)
             where = fn.__closure__[name[1]] if fn.__closure__ else None
             value, name = getattr(where, "cell_contents", None), code.co_freevars[name[1]]
@@ -90,6 +109,24 @@ def _rewritten(fn):
     if len(consts) == len(code.co_consts):
         return None
     return code.replace(co_code=bytes(raw), co_consts=tuple(consts))
+
+
+class _TracingInt:
+    """The built-in ``int`` as a rewritten code calls it (:func:`_rewritten`): ``int(lr)`` of a
+    traced float is ``math.trunc(lr)`` (the same int, the same errors for nan and inf), which
+    Python computes at each call of the graph; any other call is ``int``'s."""
+
+    def __call__(self, *args, **kwargs):
+        if len(args) == 1 and not kwargs and type(args[0]) is TracedFloat:
+            return math.trunc(args[0])  # (its method sees the user's frame: TRANSPARENT)
+        return int(*args, **kwargs)
+
+    def __repr__(self):
+        return "<class 'int'>"
+
+
+TRACING_INT = _TracingInt()
+TRANSPARENT.add(_TracingInt.__call__.__code__)
 
 
 class LoadedFloat(ConstFloat):

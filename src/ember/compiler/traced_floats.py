@@ -39,10 +39,11 @@ from .. import _dtype
 from .._dtype import bfloat16, float16, float32, float64
 from .._ops.pointwise_binary import Add, Div, Mul, Sub, Where
 from .._ops.shape import Clone, Expand
-from .._ops.pointwise_unary import Expm1, Neg
-from .._ops.compare import Gt, Le, Lt
+from .._ops.pointwise_unary import Neg
+from .._ops.compare import Gt
 from .._tensor import Tensor
 from .contents import NAN
+from .float_attributes import ATTRIBUTE_OPS
 from .graph import instances_in
 from .symbolic import evaluate, free_symbols
 from .structure import same_container
@@ -237,7 +238,7 @@ def float_nodes(tracer, op, args, attrs, dtype, output):
     ``dtype``, the op's; ``"alpha"`` there (``add``'s scale) becomes a product ``b * alpha``, as
     eager computes it, ``leaky_relu``'s slope ``where(x > 0, x, x * slope)`` and ``addcmul``'s
     value ``addcmul(input, tensor1 * value, tensor2)``, ``elu`` and ``threshold`` their eager
-    ``where`` (:data:`~.traced_ints.ATTRIBUTE_INPUTS`, :data:`_ATTRIBUTE_OPS`). A
+    ``where`` (:mod:`.float_attributes`). A
     float the op takes otherwise, with no floating-point dtype or ``b`` a number, or of float16 or bfloat16 (eager computes at float32: ``x_half * 70000.0`` is 0 at
     0, a float16 cast of the number would be inf) other than a product or quotient (computed at
     float32 in the graph too: :func:`_at_float32`), is a use: its value stays. The autograd node
@@ -273,7 +274,9 @@ def _float_nodes(tracer, op, args, attrs, dtype, output):
         why = "an operand of a float16/bfloat16 op (eager computes it at float32)"
     if dtype in (float16, bfloat16) and op in (Mul, Div) and all(type(j) is int for j in floats):
         return _at_float32(tracer, op, args, attrs, dtype, output)
-    if dtype is None or not dtype.is_inexact or dtype in (float16, bfloat16) or b is not None and (
+    # (``x_half + lr``: eager rounds the number to the op's dtype first, as the cast node)
+    narrow = dtype in (float16, bfloat16) and not (adds and all(type(j) is int for j in floats))
+    if dtype is None or not dtype.is_inexact or narrow or b is not None and (
             dtype.is_complex or not hasattr(b, "meta")):
         for f in floats.values():
             for seen in f.uses:
@@ -284,7 +287,7 @@ def _float_nodes(tracer, op, args, attrs, dtype, output):
         node = _node(tracer, f)
         if dtype is not float64:
             node = tracer.graph.call_op(ToDtype, (node,), {"dtype": dtype}, dict(_SCALAR, dtype=dtype))
-        if op.name in _ATTRIBUTE_OPS:
+        if op.name in ATTRIBUTE_OPS:
             nodes[j] = node
         elif j == "alpha":
             args[1] = tracer.graph.call_op(Mul, (b, node), {}, dict(b.meta, dtype=dtype))
@@ -300,27 +303,9 @@ def _float_nodes(tracer, op, args, attrs, dtype, output):
             args[j] = node
     if nodes:
         meta = {"shape": tuple(output.shape), "dtype": dtype, "requires_grad": output.requires_grad}
-        op, args, attrs = _ATTRIBUTE_OPS[op.name](tracer, args[0], dict(attrs, **nodes), meta)
+        op, args, attrs = ATTRIBUTE_OPS[op.name](tracer, args[0], dict(attrs, **nodes), meta)
     _save_traced(output, floats)
     return op, tuple(args), attrs
-
-
-def _elu(tracer, x, attrs, meta):
-    """``elu(x, alpha)`` (its ``scale`` and ``input_scale`` 1) as eager computes it: ``x < 0 ?
-    expm1(x) * alpha : x``."""
-    below = tracer.graph.call_op(Lt, (x, 0), {}, dict(meta, dtype=_dtype.bool, requires_grad=False))
-    negative = tracer.graph.call_op(Mul, (tracer.graph.call_op(Expm1, (x,), {}, meta), attrs["alpha"]), {}, meta)
-    return Where, [below, negative, x], {}
-
-
-def _threshold(tracer, x, attrs, meta):
-    """``threshold(x, threshold, value)`` as eager computes it: ``x <= threshold ? value : x``."""
-    below = tracer.graph.call_op(Le, (x, attrs["threshold"]), {}, dict(meta, dtype=_dtype.bool, requires_grad=False))
-    return Where, [below, attrs["value"], x], {}
-
-
-# the ops whose float attributes (:data:`~.traced_ints.ATTRIBUTE_INPUTS`) become nodes of other ops
-_ATTRIBUTE_OPS = {"Elu": _elu, "Threshold": _threshold}
 
 
 def _at_float32(tracer, op, args, attrs, dtype, output):
@@ -355,17 +340,20 @@ def _save_traced(output, floats):
             kept[j] = f
 
 
-_FILLS = {"full", "new_full", "full_like"}  # (``fill_`` calls ``full``)
+# the factories filling with a number, and the name of their parameter holding it (``fill_`` calls ``full``)
+_FILLS = {"full": "fill_value", "new_full": "fill_value", "full_like": "fill_value", "tensor": "data", "as_tensor": "data"}
+_FILL_DTYPES = {"float64": float64, "float32": float32, "float16": float16, "bfloat16": bfloat16}
 
 
 def fill_node(tracer, array, frame):
-    """Records ``array``, just made by ``full``, ``new_full`` or ``full_like`` (``frame``: the
-    frame wrapping it, ``_finish``'s) of a float32 or float64 dtype with a traced float as the
-    fill value, as ``clone(expand(float.to(dtype), shape))``: the graph takes the fill value as
-    an input, as torch's symbolic fill. A traced float otherwise in the locals of the factory's
-    frames is a use (its value kept): NumPy read it into a constant that :func:`note_unseen` need
-    not find equal to it (``tensor([lr], dtype=int64)``, ``arange(0.0, lr)``, a bfloat16 fill;
-    a float16 fill is checked against its range, 65504, which the float's guard does not tell apart)."""
+    """Records ``array``, just made by ``full``, ``new_full``, ``full_like``, or ``tensor`` or
+    ``as_tensor`` of a float (``tensor(0.5 * k)``) (``frame``: the
+    frame wrapping it, ``_finish``'s) of a floating dtype with a traced float as the fill value,
+    as ``clone(expand(float.to(dtype), shape))``: the graph takes the fill value as an input, as
+    torch's symbolic fill (a float16 or bfloat16 fill's range check, ``check_narrow``, is guarded
+    by its comparisons' outcomes). A traced float otherwise in the locals of the factory's frames
+    is a use (its value kept): NumPy read it into a constant that :func:`note_unseen` need not
+    find equal to it (``tensor([lr], dtype=int64)``, ``arange(0.0, lr)``)."""
     frames, found = [], []
     while frame is not None and frame.f_code.co_filename == _creation.__file__:
         frames.append(frame)
@@ -374,14 +362,14 @@ def fill_node(tracer, array, frame):
     if not found:
         return
     filling = next((f for f in frames if f.f_code.co_name in _FILLS), None)
-    value = filling and filling.f_locals.get("fill_value")
+    value = filling and filling.f_locals.get(_FILLS[filling.f_code.co_name])
+    dtype = _FILL_DTYPES.get(getattr(getattr(array, "dtype", None), "name", None))
     if type(value) is not TracedFloat or any(f is not value for f in found) or filling.f_locals.get("requires_grad") \
-            or type(array) is not np.ndarray or array.dtype not in (np.float32, np.float64):
+            or type(array) is not np.ndarray or dtype is None:
         for f in found:
             for seen in f.uses:
                 seen.append(("read by a factory into a constant", "(in the recording)"))
         return
-    dtype = float32 if array.dtype == np.float32 else float64
     node = _node(tracer, value)
     if dtype is not float64:
         node = tracer.graph.call_op(ToDtype, (node,), {"dtype": dtype}, dict(_SCALAR, dtype=dtype))
@@ -397,7 +385,8 @@ def _node(tracer, f):
     if id(f) in made:
         return made[id(f)][1]
     kind, a, b = f.how if len(f.how) == 3 else (*f.how, None)
-    if kind == "argument" or kind in _PYTHON or _has_int(f):  # (``lr ** 0.5``, ``k * 0.5``: Python's at each call)
+    if kind == "argument" or kind in _PYTHON or _has_int(f) or kind == "div" and type(a) not in _TRACED:
+        # (``lr ** 0.5``, ``k * 0.5``, ``1 / lr``: Python's at each call)
         node = tracer.graph.placeholder(f"float_{a}" if kind == "argument" else f"float_python{len(made)}", dict(_SCALAR))
         tracer.sources.append(("float_arg", a if kind == "argument" else _how(f)))
     else:

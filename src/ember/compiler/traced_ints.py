@@ -33,6 +33,7 @@ import sysconfig
 
 import numpy as np
 
+from .float_attributes import AS_USER, ATTRIBUTE_INPUTS, FILLS_READ
 from .patches import PerThread, patch, unpatch
 from .structure import EMBER_DIR, user_frame
 from .symbolic import Expr, minimum, subexpressions
@@ -203,7 +204,7 @@ class TracedFloat(float):
 # float arithmetic whose result is traced: method -> (operation, whether the float is the right operand)
 _FLOAT_ARITHMETIC = {"__add__": ("add", False), "__radd__": ("add", True), "__sub__": ("sub", False),
                      "__rsub__": ("sub", True), "__mul__": ("mul", False), "__rmul__": ("mul", True),
-                     "__truediv__": ("div", False)}
+                     "__truediv__": ("div", False), "__rtruediv__": ("div", True)}
 
 
 # what the graph takes as computed by Python at each call (its errors and complex results are Python's):
@@ -323,11 +324,13 @@ _COMPUTING = {"__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__
 
 def _float_noting(name, method):
     def use(self, *args):
-        if self.uses[0].active and not _from_user() and (name in _STEERING or name in _COMPUTING and sys._getframe(
-                1).f_code.co_filename.startswith(_EMBER)):
+        user = self.uses[0].active and (sys._getframe(1).f_code in AS_USER or _from_user())
+        if self.uses[0].active and not user and (name in _STEERING or name in _COMPUTING and sys._getframe(
+                1).f_code.co_filename.startswith(_EMBER) and not (name == "__float__" and sys._getframe(
+                1).f_code in FILLS_READ)):
             for seen in self.uses:
                 seen.append((name, f"{user_frame()} (in ember's {sys._getframe(1).f_code.co_name})"))
-        elif self.uses[0].active and _from_user():
+        elif user:
             if name in _TO_INT and (not args or args == (None,)) and all(seen.floats for seen in self.uses):
                 # (``int(lr)``, ``round(lr)``, ``math.floor(lr)``: an int Python computes at each call)
                 return FloatInt(method(self), self.uses, (_TO_INT[name], self, None) if name == "__round__"
@@ -338,6 +341,11 @@ def _float_noting(name, method):
             if name in _UNARY:
                 return self if name == "__pos__" else TracedFloat(method(self), self.uses, ("neg", self, None))
             other = args[0] if args else None
+            if name in ("__lt__", "__gt__") and type(other) is TracedFloat and all(seen.floats for seen in self.uses) \
+                    and all(seen.floats for seen in other.uses):  # (``lo > hi``: exactly ``lo - hi > 0``, nan and inf too)
+                uses = self.uses + tuple(u for u in other.uses if u not in self.uses)
+                self = TracedFloat(float.__sub__(self, other), uses, ("sub", self, other))
+                other, args = 0.0, (0.0,)
             if (name in _COMPARE and type(other) in (int, float) or name == "__bool__") and all(
                     seen.floats for seen in self.uses):  # (``if lr > 0.5:``; ``k * 0.5 > 2`` an int's use)
                 outcome = method(self, *args)
@@ -351,8 +359,9 @@ def _float_noting(name, method):
                 if type(result) is float:
                     return TracedFloat(result, self.uses, (_PYTHON_COMPUTED[name], other, self) if name == "__rpow__"
                                        else (_PYTHON_COMPUTED[name], self, other))
-            if how is not None and (type(other) in (int, bool, float) and not (how[0] == "div" and other == 0)
-                                    or type(other) is TracedFloat and (how[0] != "div" or _divisor(other))):
+            if how is not None and (type(other) in (int, bool, float) and not (how[0] == "div" and (
+                    other == 0 if not how[1] else not _divisor(self))) or type(other) is TracedFloat and (
+                    how[0] != "div" or _divisor(other))):  # (``2.0 / lr``: lr guarded nonzero)
                 uses = self.uses + tuple(u for u in getattr(other, "uses", ()) if u not in self.uses)
                 return TracedFloat(method(self, other), uses,
                                    (how[0], other, self) if how[1] else (how[0], self, other))
@@ -452,21 +461,15 @@ for _name in dir(float):
         setattr(TracedFloat, _name, _float_noting(_name, getattr(float, _name)))
 
 
-# the float attributes an op's graph node may take as inputs (traced_floats.float_nodes; ``elu``'s
-# alpha, not ``celu``'s, whose ``input_scale`` is Python's ``1 / alpha``)
-ATTRIBUTE_INPUTS = {"Add": ("alpha",), "Sub": ("alpha",), "LeakyRelu": ("negative_slope",), "Addcmul": ("value",),
-                    "Elu": ("alpha",), "Threshold": ("threshold", "value")}
-
-
 def traced_operands(op, inputs, attrs):
     """``{position: expression}`` of an op's ``inputs`` that are traced ints (None: a plain int
     with one's value, :func:`traced`), and ``{position: traced float}`` of them (and the attribute
-    of :data:`ATTRIBUTE_INPUTS`: ``add``'s and ``sub``'s ``alpha``, ``leaky_relu``'s slope, ``addcmul``'s
-    ``value``, ``elu``'s ``alpha``, ``threshold``'s ``threshold`` and ``value``); a traced
+    of :data:`~.float_attributes.ATTRIBUTE_INPUTS`: ``add``'s ``alpha``, ``elu``'s ``alpha``,
+    ``hardtanh``'s bounds...); a traced
     float inside an input (a list) or another attribute (a fill value) is a use of it: the graph
     takes it as a number."""
     found = {i: x for i, x in enumerate(inputs) if type(x) is TracedFloat or type(x) is FloatInt}
-    for name in () if "input_scale" in attrs or "scale" in attrs else ATTRIBUTE_INPUTS.get(op.name, ()):
+    for name in () if "scale" in attrs else ATTRIBUTE_INPUTS.get(op.name, ()):  # (selu's: fixed)
         if type(attrs.get(name)) is TracedFloat:
             found[name] = attrs[name]
     for value in (*(x for i, x in enumerate(inputs) if i not in found), *(v for k, v in attrs.items() if k not in found)):

@@ -214,7 +214,7 @@ _TENSORS = ("tensor", "tensors")
 _TENSOR_FUNCTIONS = _TENSOR_METHODS | {
     "gelu", "silu", "softplus", "linear", "dropout", "layer_norm", "mm", "bmm", "cat", "stack", "where", "conv1d",
     "conv2d", "embedding", "cross_entropy", "mse_loss", "normalize", "einsum", "zeros", "ones", "zeros_like",
-    "ones_like", "full", "arange", "randn", "rand"}
+    "ones_like", "full", "arange", "randn", "rand", "tensor", "as_tensor"}
 
 
 def _tensor_attribute(owner, name, method):

@@ -15,11 +15,11 @@ from ..._ops.pointwise_unary import Relu, SoftplusForward, sigmoid, tanh
 from ..._ops.softmax import log_softmax as _log_softmax, softmax as _softmax
 from ..._ops.nn import (Elu, Gelu, HardsigmoidForward, HardswishForward, HardtanhForward, LeakyRelu,
                         LogSigmoidForward, MishForward, ThresholdForward)
-from ..._ops.core import apply, named, recording
+from ..._ops.core import _type_name, apply, named, recording
 from ..._ops.prelu import prelu
 from ..._ops.shrink import SoftshrinkForward, hardshrink
 from ..._tensor import Tensor, _wrap_dim
-from ..._ops.refusals import float_only
+from ..._ops.refusals import FLOAT_MAX, check_attribute, float_only
 from ._common import SELU_ALPHA, SELU_SCALE, in_place, unary
 
 __all__ = [
@@ -58,6 +58,8 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
         raise RuntimeError("cannot do hardtanh on an unsigned type with negative limits")
     if not input.dtype.is_inexact:  # the bounds convert checked to the integer dtype
         real_if_fits(min_val, input.dtype), real_if_fits(max_val, input.dtype)
+    check_attribute(min_val, input.dtype)
+    check_attribute(max_val, input.dtype)
     return unary(HardtanhForward, input, inplace, min_val=min_val, max_val=max_val)
 
 
@@ -143,7 +145,13 @@ def celu(input, alpha=1.0, inplace=False):
     https://arxiv.org/abs/1704.07483).
     Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.celu.html"""
     float_only(input, "elu_cpu")
-    return named(unary(Elu, input, inplace, alpha=alpha, input_scale=1.0 / alpha), "CeluBackward0")
+    if alpha == 0:
+        raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
+    input_scale = 1.0 / alpha
+    if input.dtype is not _dtype.float64:  # (converted checked to float: the op computes at float32)
+        check_attribute(alpha, _dtype.float32)
+        check_attribute(input_scale, _dtype.float32)
+    return named(unary(Elu, input, inplace, alpha=alpha, input_scale=input_scale), "CeluBackward0")
 
 
 def celu_(input, alpha=1.0):
@@ -184,9 +192,13 @@ def mish(input, inplace=False):
 
 def softplus(input, beta=1.0, threshold=20.0):
     """``log(1 + exp(beta * input)) / beta``, and ``input`` itself where ``beta * input >
-    threshold`` (never overflows).
+    threshold`` (never overflows). RuntimeError for a finite ``beta`` or ``threshold`` beyond
+    float32's range, but for a float64 input.
     Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.softplus.html"""
     float_only(input, "softplus_cpu")
+    if input.dtype is not _dtype.float64:  # (converted checked to float: the op computes at float32)
+        check_attribute(beta, _dtype.float32)
+        check_attribute(threshold, _dtype.float32)
     return apply(SoftplusForward, input, beta=beta, threshold=threshold)
 
 
@@ -225,11 +237,13 @@ def tanhshrink(input):
 
 def softshrink(input, lambd=0.5):
     """``input - lambd`` above ``lambd``, ``input + lambd`` below ``-lambd``, else 0.
-    RuntimeError for negative ``lambd``.
+    RuntimeError for ``lambd`` outside ``[0, the dtype's largest]`` (nan too).
     Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.softshrink.html"""
     float_only(input, "softshrink_check")
-    if lambd < 0:
-        raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}.")
+    top = FLOAT_MAX[input.dtype.name]
+    if not 0 <= lambd <= top:  # (nan and inf too)
+        raise RuntimeError(f"lambda must be in range [0, {top:g}] for input dtype {_type_name(input.dtype)}, "
+                           f"but found {float(lambd):g}")
     return apply(SoftshrinkForward, input, lambd=lambd)
 
 

@@ -1,0 +1,109 @@
+"""An op's float attributes as graph inputs while float arguments are traced (``F.elu(x, lr)``,
+``F.hardtanh(x, -lr, lr)``), as torch 2.13 takes a changing float as a symbol: which attributes
+(:data:`ATTRIBUTE_INPUTS`), the op's eager formula in graph ops of the attributes' nodes
+(:data:`ATTRIBUTE_OPS`, used by :func:`.traced_floats.float_nodes`), and the ember code whose
+arithmetic and comparisons of traced floats count as the user's (:data:`AS_USER`: ``hardtanh``'s
+``min_val > max_val`` check is guarded by its outcome, as torch guards the comparison its Python
+makes; ``celu``'s ``1 / alpha`` is a float Python computes at each call), not a use; and the
+factories whose ``float()`` of a traced float is none (:data:`FILLS_READ`: ``tensor(0.5 * k)``).
+
+The graphs compute what eager computes, rounding for rounding: each attribute node is the float
+cast to the op's dtype (eager casts a Python number so), ``+-0`` and NaN take eager's branch.
+"""
+import inspect
+
+from .. import _creation, _dtype
+from .._ops.clamp import Clamp
+from .._ops.compare import Le, Lt
+from .._ops.nn import Elu
+from .._ops.compare import Gt
+from .._ops.pointwise_binary import Add, Div, Mul, Sub, Where
+from .._ops.pointwise_unary import Abs, Exp, Expm1, Log1p, Neg, Relu
+from .._ops import refusals, shrink
+from ..nn.functional import activation
+
+__all__ = ["ATTRIBUTE_INPUTS", "ATTRIBUTE_OPS", "AS_USER", "FILLS_READ"]
+
+# the float attributes an op's graph node may take as inputs (``elu``'s alpha and, for ``celu``,
+# input_scale; not selu's fixed ``scale``)
+ATTRIBUTE_INPUTS = {"Add": ("alpha",), "Sub": ("alpha",), "LeakyRelu": ("negative_slope",), "Addcmul": ("value",),
+                    "Elu": ("alpha", "input_scale"), "Threshold": ("threshold", "value"),
+                    "Hardtanh": ("min_val", "max_val"), "Softshrink": ("lambd",), "Hardshrink": ("lambd",),
+                    "Softplus": ("beta", "threshold")}
+
+# ember's code whose float arithmetic and comparisons of a traced float are the user's (traced_ints)
+AS_USER = {activation.hardtanh.__code__, activation.softshrink.__code__, activation.celu.__code__,
+           Elu.backward.__code__, shrink._inside.__code__, refusals.check_attribute.__code__,
+           _creation.check_narrow.__code__}
+
+# ember's factories whose read of a traced float's value (NumPy's ``float()`` of ``tensor(lr)``'s
+# data) is no use: what they made is checked (traced_floats.fill_node: a node, or a use there)
+FILLS_READ = {inspect.unwrap(f).__code__ for f in (_creation.tensor, _creation.as_tensor, _creation._infer)}
+
+
+def _call(tracer, op, args, meta):
+    return tracer.graph.call_op(op, tuple(args), {}, meta)
+
+
+def _mask(meta):
+    return dict(meta, dtype=_dtype.bool, requires_grad=False)
+
+
+def _elu(tracer, x, attrs, meta):
+    """``elu(x, alpha)`` (``celu``: its ``input_scale`` too; ``scale`` 1) as eager computes it:
+    ``x < 0 ? expm1(x * input_scale) * alpha : x``."""
+    below = _call(tracer, Lt, (x, 0), _mask(meta))
+    scaled = x if "input_scale" not in attrs else _call(tracer, Mul, (x, attrs["input_scale"]), meta)
+    negative = _call(tracer, Mul, (_call(tracer, Expm1, (scaled,), meta), attrs.get("alpha", 1.0)), meta)
+    return Where, [below, negative, x], {}
+
+
+def _threshold(tracer, x, attrs, meta):
+    """``threshold(x, threshold, value)`` as eager computes it: ``x <= threshold ? value : x``."""
+    below = _call(tracer, Le, (x, attrs["threshold"]), _mask(meta))
+    return Where, [below, attrs["value"], x], {}
+
+
+def _hardtanh(tracer, x, attrs, meta):
+    """``hardtanh(x, min_val, max_val)``: eager's ``minimum(max_val, maximum(min_val, x))``, the
+    graph's ``Clamp`` (NaN from either side, x itself on a tie)."""
+    return Clamp, [x, attrs.get("min_val", -1.0), attrs.get("max_val", 1.0)], {}
+
+
+def _shrink(tracer, x, attrs, meta, inside, outside):
+    """``x < -lambd ? outside(x, lambd, True) : x <= lambd ? inside : outside(x, lambd, False)``:
+    eager's ``where(-lambd <= x <= lambd, inside, ...)``, NaN outside (``lambd`` a node)."""
+    lambd = attrs["lambd"]
+    below = _call(tracer, Lt, (x, _call(tracer, Neg, (lambd,), dict(lambd.meta))), _mask(meta))
+    within = _call(tracer, Where, (_call(tracer, Le, (x, lambd), _mask(meta)), inside, outside(x, lambd, False)), meta)
+    return Where, [below, outside(x, lambd, True), within], {}
+
+
+def _hardshrink(tracer, x, attrs, meta):
+    """``hardshrink(x, lambd)``: 0 on ``[-lambd, lambd]``, else ``x``."""
+    return _shrink(tracer, x, attrs, meta, 0.0, lambda x, lambd, below: x)
+
+
+def _softshrink(tracer, x, attrs, meta):
+    """``softshrink(x, lambd)``: ``x * 0`` on ``[-lambd, lambd]`` (-0.0 below 0, as torch's),
+    ``x + lambd`` below it, ``x - lambd`` above it (and for NaN)."""
+    inside = _call(tracer, Mul, (x, 0.0), meta)
+    return _shrink(tracer, x, attrs, meta, inside,
+                   lambda x, lambd, below: _call(tracer, Add if below else Sub, (x, lambd), meta))
+
+
+def _softplus(tracer, x, attrs, meta):
+    """``softplus(x, beta, threshold)`` as eager computes it: ``x * beta > threshold ? x :
+    logaddexp(0, x * beta) / beta``, NumPy's ``logaddexp(0, y)`` as ``max(y, 0) + log1p(exp(-|y|))``
+    (within an ulp: the C code's ``exp`` and ``log1p`` are not NumPy's)."""
+    beta, threshold = attrs.get("beta", 1.0), attrs.get("threshold", 20.0)
+    bx = _call(tracer, Mul, (x, beta), meta)
+    tail = _call(tracer, Log1p, (_call(tracer, Exp, (_call(tracer, Neg, (_call(tracer, Abs, (bx,), meta),), meta),), meta),), meta)
+    soft = _call(tracer, Div, (_call(tracer, Add, (_call(tracer, Relu, (bx,), meta), tail), meta), beta), meta)
+    return Where, [_call(tracer, Gt, (bx, threshold), _mask(meta)), x, soft], {}
+
+
+# the ops whose float attributes (ATTRIBUTE_INPUTS) become nodes of other ops
+ATTRIBUTE_OPS = {"Elu": _elu, "Threshold": _threshold, "Hardtanh": _hardtanh, "Hardshrink": _hardshrink,
+                 "Softshrink": _softshrink, "Softplus": _softplus}
+
