@@ -92,7 +92,7 @@ class _Entry:
         # outputs that are views of an input are remade from it after each run (aliases.py)
         graph, sources, self.views = without_views(cap.graph, cap.views), cap.sources, cap.views
         remade = {v.position for v in cap.views}
-        self.tape = not cap.ran_backward and any(n.meta.get("requires_grad") for i, n in enumerate(cap.output_nodes)
+        self.tape = (cap.joint is not None or not cap.ran_backward) and any(n.meta.get("requires_grad") for i, n in enumerate(cap.output_nodes)
                                                  if i not in remade)
         # each output laid out as eager did (layouts.py)
         self.layouts = for_backend([v for i, v in enumerate(cap.layouts) if i not in remade], backend)
@@ -131,10 +131,10 @@ class _Entry:
             self.run, self.on_arrays = _codegen(graph, options), True
         placeholders = set(graph.placeholders)
         self.passthrough = {i: graph.placeholders.index(n) for i, n in enumerate(graph.outputs)
-                            if n in placeholders}
-        # (a constant returned: its fresh copy, laid out as eager's; an input returned is a view)
+                            if n in placeholders}  # (a constant returned: a copy laid out as eager's; an input: a view)
         self.layouts = [None if i in self.passthrough and sources[self.passthrough[i]][0] != "const" else v
-                        for i, v in enumerate(self.layouts)]
+                        for i, v in enumerate(self.layouts)]  # results a backward in the call left needing grad:
+        self.kept = {i for i, n in enumerate(graph.outputs) if self.tape and n.meta.get("requires_grad")}
 
     def backward_without(self, missing, grads, shapes):
         """``(run, arrays)``: the backward graph and its inputs after the saved values, for a
@@ -196,7 +196,7 @@ class _Entry:
         else:
             results = self.invoke(self.run, tensors, sizes)
             if self.cap.ran_backward:
-                results = [t if i in self.passthrough else t.detach() for i, t in enumerate(results)]
+                results = [t if i in self.passthrough or i in self.kept else t.detach() for i, t in enumerate(results)]
         if self.views:
             results = remake(self.views, self.viewed, results, tensors, sizes)
         set_grads(self.cap, inputs, results)
