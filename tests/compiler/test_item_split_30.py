@@ -73,7 +73,7 @@ def _gan(lib, compiled, backend, steps=4):
     return log, params, grads, f
 
 
-@pytest.mark.parametrize("backend", ["inductor", "aot_eager"])
+@pytest.mark.parametrize("backend", ["inductor", "aot_eager", "eager"])
 def test_gan_step_with_item_reads_compiles_its_pieces_with_torchs_numbers(backend):
     counters.clear()
     log, params, grads, f = _gan(ember, True, backend)
@@ -82,7 +82,8 @@ def test_gan_step_with_item_reads_compiles_its_pieces_with_torchs_numbers(backen
     for got, want in zip(params + grads, want_params + want_grads):
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-6)
     assert [p.eager for p in f._split.pieces] == [False] * 4  # (before: the last two pieces eager)
-    assert counters["stats"]["unique_graphs"] == 4 and sum(counters["recompiles"].values()) == 0
+    if backend != "eager":  # (whose pieces writing a parameter or running a backward replay eagerly)
+        assert counters["stats"]["unique_graphs"] == 4 and sum(counters["recompiles"].values()) == 0
 
 
 def test_generator_backward_is_an_eager_statement_between_pieces():
@@ -93,7 +94,7 @@ def test_generator_backward_is_an_eager_statement_between_pieces():
                      ("piece", 21), ("eager", 22)]
 
 
-def _returns_fake(lib, compiled):
+def _returns_fake(lib, compiled, backend="aot_eager"):
     """A whole function running the discriminator's backward on ``fake.detach()`` and returning
     ``fake``, whose backward the caller runs (no graph break in it)."""
     lib.manual_seed(1)
@@ -105,7 +106,7 @@ def _returns_fake(lib, compiled):
         loss.backward()
         return fake, loss
 
-    g = ember.compile(f, backend="aot_eager") if compiled else f
+    g = ember.compile(f, backend=backend) if compiled else f
     out = []
     for i in range(3):
         fake, loss = g(lib.full((2, 3), 0.5 * i - 0.3))
@@ -115,9 +116,10 @@ def _returns_fake(lib, compiled):
     return out
 
 
-def test_a_function_that_ran_a_backward_returns_a_retained_tensor_with_a_compiled_backward():
+@pytest.mark.parametrize("backend", ["aot_eager", "eager"])
+def test_a_function_that_ran_a_backward_returns_a_retained_tensor_with_a_compiled_backward(backend):
     counters.clear()
-    got, want = _returns_fake(ember, True), _returns_fake(torch, False)
+    got, want = _returns_fake(ember, True, backend), _returns_fake(torch, False)
     for (g_req, g_loss, g_gw, g_dw), (w_req, w_loss, w_gw, w_dw) in zip(got, want):
         assert g_req and w_req
         np.testing.assert_allclose(g_loss, w_loss, rtol=1e-6)
@@ -146,3 +148,29 @@ def test_gradient_of_a_view_that_is_not_its_nodes_first_output(how):
         ((a * 3).sum() + (b * 2).sum()).backward(inputs=[b, a])
         return [t.tolist() for t in (g1, *g2, *retained, only, a.grad, b.grad)]
     assert run(ember) == run(torch)
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_a_forward_after_an_optimizer_step_in_the_call_gives_the_parameters_gradients(backend):
+    """``opt.step()`` then ``lin(x).sum()`` returned: the eager backend's replay (through the
+    dispatcher) read the step's new values, not the parameter: the loss required no grad
+    (``backward()`` raised from the second call); in a GAN's generator piece, the discriminator's
+    ``.grad`` lacked the generator loss's part. Such a graph replays eagerly on that backend."""
+    def run(lib, compiled):
+        lib.manual_seed(0)
+        lin = lib.nn.Linear(3, 1)
+        opt = lib.optim.SGD(lin.parameters(), lr=0.1)
+
+        def f(x):
+            opt.step()
+            return lin(x).sum()
+        g = ember.compile(f, backend=backend) if compiled else f
+        lin(lib.ones(2, 3)).sum().backward()
+        out = []
+        for i in range(4):
+            loss = g(lib.ones(2, 3) * i)
+            opt.zero_grad()
+            loss.backward()
+            out.append([loss.item(), *lin.weight.grad.tolist()[0], *lin.bias.grad.tolist()])
+        return out
+    np.testing.assert_allclose(run(ember, True), run(torch, False), rtol=1e-6)
