@@ -42,7 +42,7 @@ __all__ = ["record_backward", "runs_hooks", "split", "forward_graph", "without_g
            "into_earlier"]
 
 
-EARLIER = "Tensor.backward() into the autograd history of an earlier piece (made before a graph break)"
+EARLIER = "backward() or autograd.grad into the autograd history of an earlier piece (made before a graph break)"
 
 
 def into_earlier(tracer, node):
