@@ -204,9 +204,10 @@ class TensorAutograd:
             return
         ref = weakref.ref(self)
 
-        def keep(grad):
+        def keep(grads):  # (its node's output gradients)
             t = ref()
-            if t is not None:
+            grad = None if t is None else grads[t._output_nr]
+            if grad is not None:
                 t.grad = grad.detach().clone() if t.grad is None else t.grad + grad.detach()
         self._retains_grad = keep  # kept so that a view's remade history can take it over
         self.grad_fn.metadata.setdefault("retain", []).append(keep)

@@ -97,11 +97,12 @@ def _execute(roots, root_grads, retain_graph, create_graph, capture=None, accumu
                     new = hook(grad)
                     if new is not None:
                         grad = new
-            if node._metadata and grad is not None and not cut:
-                for keep in node._metadata.get("retain", ()):
-                    keep(grad)
-            if capture is not None and node in capture:
-                captured[node] = grad
+            if node._metadata and not cut and node._metadata.get("retain"):
+                slots[0] = grad  # (each retained output reads its own slot: unbind's views share a node)
+                for keep in node._metadata["retain"]:
+                    keep(slots)
+            if capture is not None and node in capture:  # (each output's gradient: unbind's views are one node's)
+                captured[node] = [grad, *slots[1:]]
                 if cut:  # what lies past an input passes on nothing
                     _skip(node, deps, buffers, ready, True)
                     continue
@@ -335,12 +336,16 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         inputs = _as_tuple(inputs)
         if not inputs:
             raise RuntimeError("'inputs' argument to backward() cannot be empty.")
-        capture = {_root_edge(t)[0]: t for t in inputs}
+        capture = {}
+        for t in inputs:
+            capture.setdefault(_root_edge(t)[0], []).append(t)
     captured = _execute(roots, grads, retain_graph, create_graph, capture)
     if capture is not None:
-        for node, t in capture.items():
+        for node, ts in capture.items():
             if not isinstance(node, AccumulateGrad) and node in captured:
-                _accumulate(t, captured[node], create_graph)
+                for t in ts:  # (one retaining its grad got it from its hook)
+                    if captured[node][t._output_nr] is not None and not t._retains_grad:
+                        _accumulate(t, captured[node][t._output_nr], create_graph)
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
@@ -377,12 +382,12 @@ def _grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unuse
     if retain_graph is None:
         retain_graph = create_graph
     roots = [_root_edge(t, i) for i, t in enumerate(outputs)]
-    nodes = [_root_edge(t)[0] for t in inputs_t]
-    capture = {n: i for i, n in enumerate(nodes)}
+    edges = [_root_edge(t) for t in inputs_t]
+    capture = {n: i for i, (n, _) in enumerate(edges)}
     captured = _execute(roots, grads, retain_graph, create_graph, capture, accumulate=False, cut=cut, inner=inner)
     result = []
-    for i, (node, t) in enumerate(zip(nodes, inputs_t)):
-        g = captured.get(node)
+    for i, ((node, nr), t) in enumerate(zip(edges, inputs_t)):
+        g = captured[node][nr] if node in captured else None
         if g is None:
             if materialize_grads:
                 g = t.new_zeros(t.shape)

@@ -12,6 +12,11 @@ autograd node (a custom Function) runs the forward graph and, when the engine re
 backward graph: ``loss.backward()`` after a compiled forward runs compiled code both ways.
 A call made under ``no_grad`` whose function computes under ``enable_grad`` records its
 backward too, and its replays attach that node under ``enable_grad`` (:func:`apply_compiled`).
+A call that runs a backward itself records one for the results whose history it retained (a
+GAN's ``fake`` after the discriminator's ``backward()``: :func:`record_joint`); its own backward
+is then part of the forward graph. A later piece of a split function whose ``backward()``
+reaches an earlier piece's history runs that statement eagerly (:func:`into_earlier`), through
+the pieces' nodes.
 """
 import copy
 import weakref
@@ -26,12 +31,42 @@ from ..autograd.function import Function
 from ..autograd.grad_mode import STATE, enable_grad
 from ..autograd.graph import gradient_edge, modified_error
 from . import replay
+from .aliases import hidden_bases, returned_views
 from .graph import Graph, Node, nodes_in
+from .sources import placeholder_tensors
+from .structure import flatten, user_frame
 from .layouts import laid_out, layout_of
 
 __all__ = ["record_backward", "runs_hooks", "split", "forward_graph", "without_gradients", "Joint", "CompiledFunction",
            "enables_grad", "apply_compiled", "backward_starts", "retained_history", "freed_positions", "freed_outputs",
-           "FreedOutputs"]
+           "FreedOutputs", "record_joint", "released", "RETAINED", "EARLIER", "into_earlier"]
+
+
+EARLIER = "backward() or autograd.grad into the autograd history of an earlier piece (made before a graph break)"
+
+
+def into_earlier(tracer, node):
+    """Whether a backward the recording ``tracer`` runs reaches the autograd ``node`` an op of
+    an earlier piece made (before a graph break), the first time at its statement: a later
+    piece's ``errG.backward()`` into DCGAN's ``fake`` (read by ``netD(fake)``), made before
+    ``D_G_z1 = output.mean().item()``. That piece would hold ``fake`` as an input, a backward
+    into whose history breaks its own recording (``Tracer.history``), so the split runs such a
+    backward as an eager statement (torch's dynamo breaks at every ``backward()``): through the
+    earlier piece's compiled backward (its outputs' node, :class:`CompiledFunction`)."""
+    made = tracer.grad_fns.get(id(node))
+    return made is not None and made[0] < len(tracer.pieces) and made[1]() is node and not (
+        tracer.breaks and tracer.breaks[-1][0] == EARLIER and tracer.breaks[-1][1] == user_frame())
+
+
+def released(tracer, t, forward):
+    """The output node of a returned tensor ``t`` in a joint graph (``forward``: the ids of its
+    forward's nodes): its value's, or, where the call ran a backward that released ``t``'s history
+    (not among ``tracer.retained``), a Detach of it, made a forward node (returned detached)."""
+    if not tracer.ran_backward or any(t is r for r in tracer.retained):
+        return tracer.node(t)
+    node = tracer.arg(t.detach(), None)
+    forward.add(id(node))
+    return node
 
 
 def record_backward(tracer, outputs, placeholder_tensors):
@@ -49,7 +84,7 @@ def record_backward(tracer, outputs, placeholder_tensors):
     if _in_history(outputs, lambda node: id(node) not in leaves and runs_hooks(node)):
         tracer.hooked_backward()  # before the hooks run: the forward call runs none
         return None
-    forward = {id(n) for n in tracer.graph.nodes}
+    forward, ran = {id(n) for n in tracer.graph.nodes}, tracer.ran_backward
     grad_outputs = []
     for i, out in enumerate(outputs):
         g = Tensor._make(np.ones_like(out._data))
@@ -71,7 +106,7 @@ def record_backward(tracer, outputs, placeholder_tensors):
     finally:
         for node, hooks in suspended:
             node._pre_hooks = hooks
-    tracer.ran_backward = False
+    tracer.ran_backward = ran  # (grad_within's nodes are no backward of the call's)
     return (forward, [(k, tracer.node(g)) for (k, _), g in zip(diff, grads) if g is not None],
             [layout_of(g._data) for g in grads if g is not None])
 
@@ -125,23 +160,48 @@ def backward_starts(tracer):
     return True
 
 
-def retained_history(result, tracer, limit=100_000):
-    """Why a replay cannot return ``result`` (a tuple, list or dict of tensors) of a call ``tracer``
-    recorded that ran the autograd engine (``tracer.ran_backward``: no backward recorded then),
-    else None: a tensor requiring grad whose history still holds saved values
-    (``autograd.grad(z, x, retain_graph=True)``, ``z`` returned: a replay's would have no
-    backward). A loss after its ``backward()`` holds none (released); nor does a tensor whose
-    history also reaches a node a backward freed (DCGAN's ``D_x = output.mean()`` after
-    ``errD_real.backward()``): a replay returns them with a freed node (:func:`freed_positions`),
-    a backward through them raising as eagerly. One that holds none and was computed after the
-    backward (FGSM's ``x + eps * x.grad.sign()``) is returned detached (torch's has a live node)."""
-    if not tracer.ran_backward:
+RETAINED = ("the function runs backward or autograd.grad and returns a tensor requiring grad whose graph it "
+            "retained, whose backward could not be recorded: a replay's would require no grad")
+
+
+def retained_history(result, ran_backward, limit=100_000):
+    """The tensors of ``result`` (a tuple, list or dict of tensors) of a call that ran the
+    autograd engine (``ran_backward``; else none) that require grad and whose history still holds
+    saved values (``autograd.grad(z, x, retain_graph=True)``, ``z`` returned; a GAN's ``fake``
+    after the discriminator's ``backward()`` on ``fake.detach()``): a replay's must have a
+    backward (:func:`record_joint`). A loss after its ``backward()`` holds none (released); nor
+    does a tensor whose history also reaches a node a backward freed (DCGAN's ``D_x =
+    output.mean()`` after ``errD_real.backward()``): a replay returns them with a freed node
+    (:func:`freed_positions`), a backward through them raising as eagerly. One that holds none
+    and was computed after the backward (FGSM's ``x + eps * x.grad.sign()``) is returned detached
+    (torch's has a live node)."""
+    if not ran_backward:
+        return []
+    return [t for t in _tensors_in(result)
+            if t.requires_grad and t.grad_fn is not None and _history(t.grad_fn, limit) == "saved"]
+
+
+def record_joint(tracer, result, world):
+    """The joint graph's ``(forward node ids, gradients, layouts)`` of a recording whose ``result``
+    has tensors that need gradients (:func:`record_backward`), or None. Those are the returned
+    tensors requiring grad, but views remade on replay (:mod:`.aliases`); in a call that ran a
+    backward, only those whose history it retained (``tracer.retained``, the others returned
+    detached): a replay's then have a backward of their own, into the graph's inputs, while the
+    call's own backward is replayed in the forward graph (the ``.grad`` it sets, outputs). A
+    retained tensor whose backward cannot be recorded is a graph break (:data:`RETAINED`)."""
+    retained = tracer.retained = retained_history(result, tracer.ran_backward)
+    if tracer.ran_backward and not retained:
         return None
-    for t in _tensors_in(result):
-        if t.requires_grad and t.grad_fn is not None and _history(t.grad_fn, limit) == "saved":
-            return ("the function runs backward or autograd.grad and returns a tensor requiring grad whose graph "
-                    "it retained: a replay's would require no grad (the graph holds no backward then)")
-    return None
+    returned = flatten(result) + hidden_bases(flatten(result), tracer.made_here)  # (a view of an input or of
+    # another result, or of an unreturned value two results overlap in, is remade on replay: aliases.py)
+    views = {v.position for v in returned_views(tracer.graph, tracer.sources, world, returned,
+                                                [tracer.value.get(id(t._data)) for t in returned])}
+    needing = [t for i, t in enumerate(returned) if t.requires_grad and i not in views
+               and (not tracer.ran_backward or any(t is r for r in retained))]
+    joint = record_backward(tracer, needing, list(placeholder_tensors(tracer.sources, world))) if needing else None
+    if retained and joint is None:
+        tracer.graph_break(RETAINED)
+    return joint
 
 
 def freed_positions(returned, tracer, limit=100_000):

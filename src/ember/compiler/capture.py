@@ -41,8 +41,9 @@ from .._tensor import Tensor
 from .breaks import SPARSE
 from .exc import Unsupported
 from ..autograd.grad_mode import STATE
+from .aot import (EARLIER, RETAINED, backward_starts, enables_grad, freed_positions, into_earlier, record_joint, released,
+                  retained_history, runs_hooks)
 from .aliases import hidden_bases, returned_views
-from .aot import backward_starts, enables_grad, freed_positions, record_backward, retained_history, runs_hooks
 from .attribute_sets import (as_before, attributes_before, extra, float_attributes_set, noted, noted_floats, set_floats,
                              tensor_attributes_set, unguarded_names)
 from .inner_views import strided_layout
@@ -54,8 +55,7 @@ from .patches import breaking_print
 from .side_effects import REQUIRES_GRAD, aliased_results, breaking_io, checked_reads, python_state, unreplayable
 from .traced_floats import float_nodes
 from .traced_ints import TRACING, numbers_passed, plain, traced_operands
-from .sources import (history_nodes, input_names, known_arrays, placeholder_tensors, root_array,
-                      world_arrays, written_view_of)
+from .sources import history_nodes, input_names, known_arrays, root_array, world_arrays, written_view_of
 # flatten, skeleton, unflatten, LoopInt and input_names are imported from here too
 from .tensor_patches import record_on_this_thread
 from .structure import (_LOOP_INT_USE, EMBER_DIR as _EMBER_DIR, LoopInt, _has_loop_int, flatten, frames_below,
@@ -116,7 +116,7 @@ class Capture:
 
 class Tracer(_core.Observer):
     """The observer that builds the graph while the function runs."""
-    history, reads_grad = frozenset(), False  # ids of nodes made before the call; whether it read a .grad
+    history, reads_grad, retained = frozenset(), False, ()  # ids of nodes made before the call; a .grad read; aot.py
     double, group_before, stashed, hooks_added = False, {}, {}, ()  # a create_graph backward ran; group_replay; input_grads
 
     def __init__(self, known, fullgraph):
@@ -131,7 +131,7 @@ class Tracer(_core.Observer):
         self.made = {}              # id(array) -> None (a factory's constant) or why reading it breaks
         self.stale, self.numbers = set(), {}  # ids of views whose base was written in place since; see made_by
         self.breaks, self.pieces, self.break_frames, self.earlier, self.ran_backward = [], [], [], {}, False
-        self.placeholder_of, self.control_flow_grad = {}, False  # id(array) -> placeholder; see hop.py
+        self.placeholder_of, self.control_flow_grad, self.grad_fns = {}, False, {}  # see hop.py; aot.into_earlier
         self.untracked = []         # (view's array, source tensor, op) of each conj / view_as_real view
         self.free = {}              # id(array) -> the tensor of a closure or a global holding it
         self.hyper = {}             # (id(optimizer), group index, key) -> placeholder of a hyperparameter
@@ -322,6 +322,8 @@ class Tracer(_core.Observer):
         elif self.double:  # (a gradient penalty's loss.backward(): through the eager gradients' history)
             self.double = False  # (as torch's dynamo, which breaks at every backward)
             self.graph_break("backward after an autograd.grad with create_graph=True (through its gradients' history)")
+        if into_earlier(self, node):  # (split there: the backward runs eagerly, through the pieces' backwards)
+            self.graph_break(EARLIER)
         if id(node) in self.history:  # its saved values are no placeholders: a replay would reuse them
             self.graph_break("backward into the history of an input tensor (made before the compiled function ran)")
         if self.control_flow_grad:  # its autograd nodes read values the graph does not hold
@@ -441,6 +443,8 @@ class Tracer(_core.Observer):
         if isinstance(output, Tensor):
             self.value[id(output._data)] = node
             self.hold(output._data)
+            if output._grad_fn is not None:
+                self.grad_fns[id(output._grad_fn)] = len(self.pieces), weakref.ref(output._grad_fn)
             return
         for i, t in enumerate(output):  # several results: one getitem node each
             if t is not None:
@@ -518,18 +522,14 @@ def capture(fn, args, kwargs, world, fullgraph=False, joint=True):
         if changed is not None:  # a replay runs the graph only: the side effect would be lost
             tracer.graph_break(f"a Python side effect: {changed} changed during the call (a replay would "
                                f"not repeat it, so the function runs eagerly)")
-        if (why := unreplayable(result, world) or retained_history(result, tracer)) is not None:
+        if (why := unreplayable(result, world)) is not None:
             tracer.graph_break(why)
         # non-branching control flow: gradients by replaying it with autograd; branching: backward recorded (hop)
-        if not tracer.breaks and not tracer.ran_backward and (STATE.enabled or enables_grad(tracer.graph)) \
-                and joint and not tracer.control_flow_grad:  # (enable_grad inside a call under no_grad: aot.py)
-            returned = flatten(result) + hidden_bases(flatten(result), tracer.made_here)  # (a view of an input or of
-            # another result, or of an unreturned value two results overlap in, is remade on replay: aliases.py)
-            views = {v.position for v in returned_views(tracer.graph, tracer.sources, world, returned,
-                                                        [tracer.value.get(id(t._data)) for t in returned])}
-            needing = [t for i, t in enumerate(returned) if t.requires_grad and i not in views]
-            if needing:  # the forward's gradients will be wanted: record the backward too
-                cap_joint = record_backward(tracer, needing, list(placeholder_tensors(tracer.sources, world)))
+        if not tracer.breaks and (STATE.enabled or enables_grad(tracer.graph)) and joint \
+                and not tracer.control_flow_grad:  # (enable_grad inside a call under no_grad: aot.py)
+            cap_joint = record_joint(tracer, result, world)  # (the returned tensors' backward, where wanted)
+        elif retained_history(result, tracer.ran_backward):
+            tracer.graph_break(RETAINED)
     finally:
         _core.OBSERVERS.remove(tracer)
         tracer.grad_ends = merge_grads(tracer.stashed)
@@ -557,8 +557,8 @@ def _finish(tracer, cap, result, sets, floats):
     then the tensors it set as module attributes (``sets``; ``floats``: :mod:`.attribute_sets`)."""
     outputs = []
     returned = flatten(result) + hidden_bases(flatten(result), tracer.made_here)  # (returned after the user's)
-    for t in returned:  # without a recorded backward, a returned x.detach() is a Detach of x's node
-        outputs.append(tracer.arg(t, None) if cap.joint is None else tracer.node(t))
+    for t in returned:  # without a recorded backward, a returned x.detach() is a Detach of x's node (aot.released)
+        outputs.append(tracer.arg(t, None) if cap.joint is None else released(tracer, t, cap.joint[0]))
     cap.output_nodes, cap.freed = list(outputs), freed_positions(returned, tracer)
     for p in tracer.world.params:
         if tracer.known.get(id(p._data), ((None, None),))[0][1] is not p:

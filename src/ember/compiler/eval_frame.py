@@ -91,16 +91,17 @@ class _Entry:
         # outputs that are views of an input are remade from it after each run (aliases.py)
         graph, sources, self.views = without_views(cap.graph, cap.views), cap.sources, cap.views
         remade = {v.position for v in cap.views}
-        self.tape = not cap.ran_backward and any(n.meta.get("requires_grad") for i, n in enumerate(cap.output_nodes)
-                                                 if i not in remade)
-        # each output laid out as eager did (layouts.py)
-        self.layouts = for_backend([v for i, v in enumerate(cap.layouts) if i not in remade], backend)
+        self.tape = (cap.joint is not None or not cap.ran_backward) and any(
+            n.meta.get("requires_grad") for i, n in enumerate(cap.output_nodes) if i not in remade)
+        self.layouts = for_backend([v for i, v in enumerate(cap.layouts) if i not in remade], backend)  # (eager's)
         self.wraps = backend == "aot_eager"  # its views of intermediates keep _base (inner_views.py)
         self.joint = aot.split(graph, sources, *cap.joint) if self.tape and cap.joint else None
-        self.uncut = self.tape and cap.joint is not None and self.joint is None  # runs eagerly
-        # the view's tensor: the placeholder's in the graph run (the forward's: no grad_output)
-        self.viewed = [v.placeholder if v.base is not None or not self.joint else
-                       sum(s[0] != "grad_output" for s in sources[:v.placeholder]) for v in self.views]
+        # runs eagerly: a joint graph not cut, or one the dispatcher would run after a backward in it (its results
+        # detached) or writing a tensor requiring grad (an optimizer's step: the forward reads the values, no gradient)
+        self.uncut = self.tape and (cap.joint is not None and self.joint is None or backend not in ("aot_eager", "inductor")
+                                    and (cap.ran_backward or any(p.meta.get("requires_grad") for p, _ in graph.mutations)))
+        self.viewed = [v.placeholder if v.base is not None or not self.joint else  # (the view's tensor in the run)
+                       sum(s[0] != "grad_output" for s in sources[:v.placeholder]) for v in self.views]  # (no grad_output)
         if self.joint is not None:
             graph, sources = self.joint.forward, self.joint.forward_sources  # outputs, then saved
         shared = [s[0] == "const" and self.joint is None and not _escapes(graph, p)
@@ -130,8 +131,7 @@ class _Entry:
             self.run, self.on_arrays = _codegen(graph, options), True
         placeholders = set(graph.placeholders)
         self.passthrough = {i: graph.placeholders.index(n) for i, n in enumerate(graph.outputs)
-                            if n in placeholders}
-        # (a constant returned: its fresh copy, laid out as eager's; an input returned is a view)
+                            if n in placeholders}  # (a constant returned: a copy laid out as eager's; an input: a view)
         self.layouts = [None if i in self.passthrough and sources[self.passthrough[i]][0] != "const" else v
                         for i, v in enumerate(self.layouts)]
         self.freed = aot.FreedOutputs(cap, remade, self.fixed, self.passthrough)  # (a loss after backward())

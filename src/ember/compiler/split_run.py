@@ -14,6 +14,7 @@ from .._tensor import Tensor
 from ..nn.modules import module as _module
 from ..nn.modules.module import Module
 from ..optim.optimizer import Optimizer
+from .aot import retained_history
 from .structure import flatten, skeleton, unflatten
 
 __all__ = ["Piece", "unsafe", "CalleeSwap", "module_call"]
@@ -63,6 +64,8 @@ class Piece:
             if why is not None and not self.last or empty:
                 self.eager = True  # (one of Python numbers only: its replays would guard on their values)
                 self.log(f"{compiled._label} runs eagerly from now on: {why or 'its recording dispatched no op'}")
+            elif why is None and getattr(compiled._entries[-1], "cap", None) is not None:
+                results = _as_replayed(results, same, compiled._entries[-1].cap)
             self.same = same
         elif self.same:
             flat, tensors = flatten(results), flatten(args)
@@ -70,6 +73,10 @@ class Piece:
                 want = tensors[source] if type(source) is int else source
                 if flat[j] is not want and flat[j]._data is want._data:
                     flat[j] = want  # (same array: the alias a joint graph's autograd node made)
+            results = unflatten(skeleton(results), iter(flat))
+        if not self.last and any(getattr(getattr(e, "cap", None), "freed", None) for e in compiled._entries):
+            # a loss after its backward() is passed on detached, as by its recording (_as_replayed)
+            flat = [t.detach() if getattr(getattr(t, "grad_fn", None), "_freed", False) else t for t in flatten(results)]
             results = unflatten(skeleton(results), iter(flat))
         return results
 
@@ -81,6 +88,20 @@ class Piece:
         what they held before the piece)."""
         frame = _frame(error, self.fn.__code__)
         return {} if frame is None else dict(frame.f_locals)
+
+
+def _as_replayed(results, same, cap):
+    """``results`` of a recording that ran a backward (``cap``, replayable) as its replays return
+    them: a tensor whose history the backward released (a loss after its ``backward()``) detached
+    (:func:`.aot.retained_history`), so that a later piece taking it is not recorded again for a
+    ``requires_grad`` that changed between the first and the second call."""
+    if not cap.ran_backward or cap.breaks:
+        return results
+    flat, kept = flatten(results), {j for j, _ in same}
+    retained = retained_history(flat, True)
+    flat = [t if j in kept or t.grad_fn is None or any(t is r for r in retained) else t.detach()
+            for j, t in enumerate(flat)]
+    return unflatten(skeleton(results), iter(flat))
 
 
 def _frame(error, code):
