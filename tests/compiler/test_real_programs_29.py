@@ -10,8 +10,9 @@ super_resolution matched too, model and whole step compiled, but their C builds 
 Found: DCGAN's loop body compiled whole ran eagerly, a graph break "returns a tensor requiring
 grad whose graph it retained": its ``D_x = output.mean()`` is taken after ``errD_real.backward()``
 freed the discriminator's graph under it, yet the mean's own node kept saved values. A backward
-through such a tensor raises eagerly too, so it is returned detached as a loss after its
-backward is (``aot.retained_history``); the step is one graph now.
+through such a tensor raises eagerly too, so a replay returns it as a loss after its backward:
+requiring grad, a backward through it raising (``aot.retained_history``, REALPROG30); the step is one
+graph now.
 
 torch 2.13 (a ``CompileCounter`` backend) counted the same graphs for ``compile(model)`` here
 (one per train batch size, one for eval) but one more in minGPT's sampling loop: it specialises
@@ -126,7 +127,7 @@ def test_dcgan_step_compiled_whole_is_one_graph_with_torchs_losses(runs):
     (expected, needs_grad, _), (got, ours, count) = runs["dcgan"]
     np.testing.assert_allclose(got, expected, rtol=1e-5)
     assert count == (1, {})  # (before: 0 graphs, the step ran eagerly)
-    assert needs_grad and not ours  # D_x: detached, as a loss after its backward (no backward passes it eagerly)
+    assert needs_grad and ours  # D_x requires grad, its graph freed (REALPROG30; was detached)
 
 
 def test_vit_compiled_model_with_dropout_trains_and_evaluates_as_torch(runs):

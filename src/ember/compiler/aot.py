@@ -24,13 +24,13 @@ from .._tensor import Tensor
 from ..autograd.engine import grad_within
 from ..autograd.function import Function
 from ..autograd.grad_mode import STATE, enable_grad
-from ..autograd.graph import modified_error
+from ..autograd.graph import _FREED, Node as AutogradNode, modified_error
 from . import replay
 from .graph import Graph, Node, nodes_in
 from .layouts import laid_out, layout_of
 
 __all__ = ["record_backward", "runs_hooks", "split", "forward_graph", "without_gradients", "Joint", "CompiledGraph",
-           "enables_grad", "apply_compiled", "retained_history"]
+           "enables_grad", "apply_compiled", "retained_history", "freed_positions", "with_freed_history"]
 
 
 def record_backward(tracer, outputs, placeholder_tensors):
@@ -120,9 +120,9 @@ def retained_history(result, ran_backward, limit=100_000):
     the autograd engine (``ran_backward``: no backward recorded then), else None: a tensor
     requiring grad whose history still holds saved values (``autograd.grad(z, x,
     retain_graph=True)``, ``z`` returned: a replay's would require no grad). A loss after its
-    ``backward()`` holds none (released): returned detached, as the recorded step's; so is a
-    tensor whose history also reaches a node a backward freed (DCGAN's ``D_x = output.mean()``
-    after ``errD_real.backward()``): a backward through it raises eagerly too."""
+    ``backward()`` holds none (released), nor does a tensor whose history also reaches a node a
+    backward freed (DCGAN's ``D_x = output.mean()`` after ``errD_real.backward()``, an RNN's
+    hidden state): a backward through it raises eagerly, and through a replay's (:func:`with_freed_history`)."""
     if not ran_backward:
         return None
     for t in _tensors_in(result):
@@ -130,6 +130,34 @@ def retained_history(result, ran_backward, limit=100_000):
             return ("the function runs backward or autograd.grad and returns a tensor requiring grad whose graph "
                     "it retained: a replay's would require no grad (the graph holds no backward then)")
     return None
+
+
+class CompiledFunctionBackward(AutogradNode):
+    """The ``grad_fn`` of a replayed step's result that required grad when the step was recorded
+    but whose graph a backward in the step freed (its loss, an RNN's returned hidden state): the
+    result requires grad, as eager's (and torch.compile's, whose node has this name), and a
+    backward through it raises eager's RuntimeError (the graph was freed)."""
+    __slots__ = ()
+    _freed = True
+
+    def apply(self, grads):
+        raise RuntimeError(_FREED)
+
+
+def freed_positions(cap):
+    """The positions of the returned tensors of a call that ran the autograd engine which
+    required grad eagerly (their history freed: :func:`retained_history`)."""
+    return [i for i, n in enumerate(cap.output_nodes) if cap.ran_backward and n.meta.get("requires_grad")]
+
+
+def with_freed_history(results, positions):
+    """``results`` (a replay's tensors), those at ``positions`` requiring grad through a
+    :class:`CompiledFunctionBackward` (each a fresh one, as eager's nodes are per call)."""
+    for i in positions:
+        t = results[i]
+        if not t.requires_grad:
+            t._grad_fn, t._requires_grad = CompiledFunctionBackward(), True
+    return results
 
 
 def _holds_saved_values(root, limit):

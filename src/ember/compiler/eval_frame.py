@@ -92,6 +92,7 @@ class _Entry:
         # outputs that are views of an input are remade from it after each run (aliases.py)
         graph, sources, self.views = without_views(cap.graph, cap.views), cap.sources, cap.views
         remade = {v.position for v in cap.views}
+        self.freed = aot.freed_positions(cap)  # (a loss after its backward: requires grad, its graph freed)
         self.tape = not cap.ran_backward and any(n.meta.get("requires_grad") for i, n in enumerate(cap.output_nodes)
                                                  if i not in remade)
         # each output laid out as eager did (layouts.py)
@@ -154,8 +155,7 @@ class _Entry:
                                    for g, shape, d in zip(grads, shapes, dtypes)]
 
     def _returned(self, tensors, i):
-        """Output ``i``, a placeholder: the input itself, or a constant's fresh copy laid out as
-        eager's (a write into ``empty(memory_format=channels_last)``)."""
+        """Output ``i``, a placeholder: the input, or a constant's copy laid out as eager's (channels_last)."""
         t = tensors[self.passthrough[i]]
         return t if self.layouts[i] is None else Tensor._make(laid_out(t._data, self.layouts[i]))
 
@@ -199,6 +199,7 @@ class _Entry:
                 results = [t if i in self.passthrough else t.detach() for i, t in enumerate(results)]
         if self.views:
             results = remake(self.views, self.viewed, results, tensors, sizes)
+        aot.with_freed_history(results, self.freed)
         set_grads(self.cap, inputs, results)
         self.cap.replay_writes(args, kwargs)  # (``g["lr"] = lr``)
         set_attributes(self.cap.attr_sets, results)
@@ -206,9 +207,8 @@ class _Entry:
 
 
 def _codegen(graph, options):
-    """The code generator's runner (``ember.compiler.backends.compile_graph``): C where a
-    compiler exists, generated Python where none does. Counts the on-disk cache's answer as
-    torch does (``counters["inductor"]["fxgraph_cache_hit"]``, ``_miss``, ``_bypass``)."""
+    """The code generator's runner (``ember.compiler.backends.compile_graph``): C where a compiler exists, generated
+    Python where none does. Counts the disk cache's answer as torch (``counters["inductor"]["fxgraph_cache_hit"]``)."""
     fn = compile_graph(graph, options)
     if hasattr(fn, "graph_cache"):
         counters["inductor"][f"fxgraph_cache_{fn.graph_cache}"] += 1
