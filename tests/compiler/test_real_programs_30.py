@@ -96,3 +96,37 @@ def _sgd_step(lib, x, w):
         w.sub_(0.1 * w.grad)
         w.grad = None
     return loss, h
+
+
+def test_a_model_trained_then_evaluated_in_turn_keeps_its_rechecks(monkeypatch):
+    """The VAE's loop (``model.train()``, a step, ``model.eval()``, an evaluation under ``no_grad``)
+    built the guards' World at every call (each recheck failed: train() and eval() move
+    ``STATE_VERSION``), so its compiled model ran slower than eager; now each of the two graphs
+    keeps a recheck, which holds where only train/eval flags moved and each is as it was. A
+    dropout's ``p`` set, or one submodule's flag alone, still takes the full path (torch's numbers)."""
+    from ember.compiler import eval_frame
+    from ember.compiler.guards import World
+    made = []
+    monkeypatch.setattr(eval_frame, "World", lambda *a, **k: made.append(1) or World(*a, **k))
+    logs, counts = [], []
+    for lib in (torch, ember):
+        lib.manual_seed(0)
+        model = lib.nn.Sequential(lib.nn.Linear(4, 8), lib.nn.Dropout(0.5), lib.nn.Linear(8, 2))
+        net = ember.compile(model, backend="aot_eager") if lib is ember else model
+        x, log = lib.randn(3, 4), []
+        for i in range(10):
+            if i in (6, 8):
+                counts.append(len(made))
+            if i == 8:
+                model[1].p = 0.25
+            model.train()
+            if i == 9:
+                model[1].eval()
+            out = net(x)
+            out.sum().backward()
+            model.eval()
+            with lib.no_grad():
+                log.append([*out.flatten().tolist(), *net(x * 2).flatten().tolist(), *model[0].weight.grad.flatten().tolist()])
+        logs.append(log)
+    np.testing.assert_allclose(logs[1], logs[0], rtol=1e-5, atol=1e-6)
+    assert counts[3] == counts[2] and len(made) > counts[3]  # iterations 6, 7: no World (before: one per call)

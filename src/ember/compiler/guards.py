@@ -95,7 +95,7 @@ class World:
         self.key = tuple(map(id, self.roots)) + tuple(map(id, self.members))
         # the modules' state changes only through their counted tables and __setattr__ (and the
         # plain lists and dicts they hold, compared here): unchanged, the walk and what it read stand
-        self.version = _module.STATE_VERSION[0]
+        self.version, self.trainings = _module.STATE_VERSION[0], _module.TRAINING_VERSION[0]
         if same_fn and previous.key == self.key and previous.version == self.version and previous.held_same():
             self.modules, self.optimizers = previous.modules, previous.optimizers
             self.all_modules, self.tables = previous.all_modules, previous.tables
