@@ -15,7 +15,16 @@ the parameters' SGD update, which overlaps neither; only a write into one of the
 tensors is now. Then its returned hidden state (and the loss), whose graph the step's backward
 freed, came back from a replay detached (requires_grad False, eager's True), so the next call's
 input differed and recompiled every other call (3 graphs); it requires grad now, through a node
-whose backward raises eager's "backward through the graph a second time" (2 graphs).
+whose backward raises eager's "backward through the graph a second time" (2 graphs). The VAE's
+compiled model ran slower than eager: its loop trains then evaluates at each step, and every call
+built the guards' World (the recheck of the other graph's call, and ``train()``/``eval()`` moving
+the modules' write count, failed each recheck); both graphs keep a recheck now.
+
+Not fixed (torch breaks there too): the Transformer's encoder checks its mask is causal with
+``bool((mask == causal).all())``, a break after which the backward reaches the first piece's
+history, so the rest runs eagerly; actor_critic breaks at ``from_numpy``, Categorical's checks,
+``.item()``, and its ``finish_episode`` (which uses ``del``) recompiles per episode (the saved
+tensors are new) until the recompile limit, as torch's does.
 """
 import numpy as np
 import pytest
