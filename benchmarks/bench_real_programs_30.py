@@ -33,14 +33,16 @@ def _same(a, b):
 
 
 def _time(make, steps, warm=10):
-    """``(log of the first ``warm`` iterations, seconds per iteration after them)``: the steady state
+    """``(log of the first ``warm`` iterations, seconds per iteration after them, best of 3 rounds)``: the steady state
     (actor_critic's compiled functions meet their recompile limits in its first 9 episodes)."""
     _, step = make()
-    log = [step() for _ in range(warm)]
-    start = time.perf_counter()
-    for _ in range(steps):
-        step()
-    return log, (time.perf_counter() - start) / steps
+    log, best = [step() for _ in range(warm)], float("inf")
+    for _ in range(3):  # the best of three rounds: the machine is shared
+        start = time.perf_counter()
+        for _ in range(steps):
+            step()
+        best = min(best, (time.perf_counter() - start) / steps)
+    return log, best
 
 
 def main():
