@@ -53,10 +53,13 @@ def _seq_len(x, batch_first):
 
 def _is_causal_mask(mask, is_causal, size):
     """PyTorch's ``_detect_is_causal_mask``: ``is_causal`` if given, else whether ``mask`` is
-    exactly the square subsequent mask of the sequence's length."""
+    exactly the square subsequent mask of the sequence's length. Under ``ember.compile``, False:
+    the attention then adds the mask, which gives what the causal path gives where the mask is
+    causal, and reading its values would be a graph break (torch's dynamo breaks there)."""
+    from ...compiler.markers import is_compiling  # (the compiler sits above nn: read late)
     if is_causal is not None:
         return bool(is_causal)
-    if mask is None:
+    if mask is None or is_compiling():
         return False
     causal = _generate_square_subsequent_mask(size, dtype=mask.dtype)
     return tuple(mask.shape) == tuple(causal.shape) and bool((mask == causal).all())
