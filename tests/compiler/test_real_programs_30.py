@@ -18,12 +18,13 @@ input differed and recompiled every other call (3 graphs); it requires grad now,
 whose backward raises eager's "backward through the graph a second time" (2 graphs). The VAE's
 compiled model ran slower than eager: its loop trains then evaluates at each step, and every call
 built the guards' World (the recheck of the other graph's call, and ``train()``/``eval()`` moving
-the modules' write count, failed each recheck); both graphs keep a recheck now.
+the modules' write count, failed each recheck); both graphs keep a recheck now. The Transformer
+step broke where torch's does, at the encoder's check that its mask is causal (``bool((mask ==
+causal).all())``), and its backward, reaching the first piece's history, ran the rest eagerly;
+under ``ember.compile`` the encoder takes the mask as given (the same numbers): 2 graphs, no break.
 
-Not fixed (torch breaks there too): the Transformer's encoder checks its mask is causal with
-``bool((mask == causal).all())``, a break after which the backward reaches the first piece's
-history, so the rest runs eagerly; actor_critic breaks at ``from_numpy``, Categorical's checks,
-``.item()``, and its ``finish_episode`` (which uses ``del``) recompiles per episode (the saved
+Not fixed (torch breaks there too): actor_critic breaks at ``from_numpy``, Categorical's checks
+and ``.item()``, and its ``finish_episode`` (which uses ``del``) recompiles per episode (the saved
 tensors are new) until the recompile limit, as torch's does.
 """
 import numpy as np
