@@ -10,8 +10,9 @@ super_resolution matched too, model and whole step compiled, but their C builds 
 Found: DCGAN's loop body compiled whole ran eagerly, a graph break "returns a tensor requiring
 grad whose graph it retained": its ``D_x = output.mean()`` is taken after ``errD_real.backward()``
 freed the discriminator's graph under it, yet the mean's own node kept saved values. A backward
-through such a tensor raises eagerly too, so it is returned detached as a loss after its
-backward is (``aot.retained_history``); the step is one graph now.
+through such a tensor raises eagerly too, so a replay returns it as a loss after its backward:
+requiring grad, a backward through it raising (``aot.retained_history``, REALPROG30); the step is one
+graph now.
 
 torch 2.13 (a ``CompileCounter`` backend) counted the same graphs for ``compile(model)`` here
 (one per train batch size, one for eval) but one more in minGPT's sampling loop: it specialises

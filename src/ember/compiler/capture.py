@@ -17,9 +17,8 @@ than tensor writes, ``.grad``, optimizer state, numbers written into its groups 
 :mod:`.group_replay`) and ``requires_grad_()`` on an input (appending to a list, a counter on a
 module) happen on the recorded call only, so they are graph breaks; Python values the function
 reads from globals or closures are not guarded (tensors, modules and optimizers found there
-are); tensor hooks and module backward hooks are not replayed. Tensor methods are patched while
-any thread records, each call seen by the recordings of its own thread (:mod:`.tensor_patches`);
-so are the ops: two threads record at once.
+are); tensor hooks and module backward hooks are not replayed. Tensor methods and ops are patched while any
+thread records, each call seen by the recordings of its own thread (:mod:`.tensor_patches`).
 """
 import operator
 import os
@@ -507,7 +506,8 @@ def capture(fn, args, kwargs, world, fullgraph=False, joint=True):
             tracer.graph_break(world.unguarded)
         result = fn(*args, **kwargs)
         tracer.grad_mode = None  # (the backward recorded below runs under its own grad modes)
-        if tracer.graph.mutations and world.overlapping():
+        written = {p for p, _ in tracer.graph.mutations}  # (unwritten inputs may overlap: x[:-1], x[1:])
+        if written and world.overlapping({key for key, p in tracer.placeholder_of.items() if p in written}):
             tracer.graph_break("an in-place write into a tensor whose memory another input, global or parameter "
                                "overlaps (views of one tensor): a replay would not see the write through the other")
         if any([t._data is not a for t, a in zip(world.inputs, arrays)]):  # a replay writes into the old array

@@ -45,7 +45,7 @@ from .input_grads import set_grads
 from .layouts import laid_out
 from .markers import _name, _stance, disable, is_compiling, set_stance
 from .options import BACKENDS, MODES, resolve as _resolve
-from .recheck import Recheck
+from .recheck import rechecking
 from .sources import escapes as _escapes, fetcher as _fetcher, relevant
 from .split import split as _split, split_as_cached
 
@@ -154,8 +154,7 @@ class _Entry:
                                    for g, shape, d in zip(grads, shapes, dtypes)]
 
     def _returned(self, tensors, i):
-        """Output ``i``, a placeholder: the input itself, or a constant's fresh copy laid out as
-        eager's (a write into ``empty(memory_format=channels_last)``)."""
+        """Output ``i``, a placeholder: the input, or a constant's copy laid out as eager's (channels_last)."""
         t = tensors[self.passthrough[i]]
         return t if self.layouts[i] is None else Tensor._make(laid_out(t._data, self.layouts[i]))
 
@@ -205,9 +204,8 @@ class _Entry:
 
 
 def _codegen(graph, options):
-    """The code generator's runner (``ember.compiler.backends.compile_graph``): C where a
-    compiler exists, generated Python where none does. Counts the on-disk cache's answer as
-    torch does (``counters["inductor"]["fxgraph_cache_hit"]``, ``_miss``, ``_bypass``)."""
+    """The code generator's runner (``ember.compiler.backends.compile_graph``): C where a compiler exists, generated
+    Python where none does. Counts the disk cache's answer as torch (``counters["inductor"]["fxgraph_cache_hit"]``)."""
     fn = compile_graph(graph, options)
     if hasattr(fn, "graph_cache"):
         counters["inductor"][f"fxgraph_cache_{fn.graph_cache}"] += 1
@@ -236,7 +234,8 @@ class _CompiledFunction:
         self._isolate, self._cache = isolate, shared_cache.cache_for(fn, settings, isolate or spec is not None)
         self._world, self._waited = None, False
         self._last = None, None  # (facts, entry) of the last call that replayed a static graph
-        self._recheck, self._missed = None, 0  # that call's facts, to re-read flat (see _rechecking)
+        self._recheck, self._missed = None, 0  # that call's facts, to re-read flat (recheck.rechecking)
+        self._recheck_for = self._other = None  # (the _last it was made for; a graph's used in turn: (recheck, _last))
         self._split = None  # once split at its graph breaks: the callable running the pieces
         self._plan = None  # (that callable or None, its split.Plan or why it was refused)
         functools.update_wrapper(self, fn)
@@ -265,6 +264,10 @@ class _CompiledFunction:
         if recheck is not None and not kwargs and recheck.holds(args):
             recheck.held = True
             return self._last[1](recheck.inputs(args), fn, args, kwargs)  # a training loop: the last call's world again
+        if (other := self._other) is not None and not kwargs and other[0].holds(args):  # two graphs in turn: train, eval
+            self._other, (self._recheck, self._last) = recheck and (recheck, self._last), other
+            self._recheck_for, other[0].held = self._last, True
+            return self._last[1](other[0].inputs(args), fn, args, kwargs)
         held = () if self._spec is None else self._spec.held(self._signature_of, args, kwargs)
         world = self._world = World(fn, args, kwargs, self._world, held)
         declared = None if self._spec is None else self._spec.bind(self._signature_of, args, kwargs, world.inputs)
@@ -275,14 +278,14 @@ class _CompiledFunction:
                 raise
             return fn(*args, **kwargs)
         if facts == self._last[0]:  # the same world as the last call's, which the recheck did not show
-            self._rechecking(world, args, kwargs)
+            rechecking(self, world, args, kwargs)
             return self._last[1](world.inputs, fn, args, kwargs)
         # the newest is the likeliest; a graph for these very sizes (C) before a dynamic one
         # (generated Python): a loop whose last batch is short keeps its C graph for the others
         for entry in reversed(self._entries):
             if entry.ranges is None and holds(entry.facts, facts):
                 self._last = facts, entry
-                self._rechecking(world, args, kwargs)
+                rechecking(self, world, args, kwargs)
                 return entry(world.inputs, fn, args, kwargs)
         for entry in reversed(self._entries):
             if entry.ranges is not None:
@@ -291,7 +294,7 @@ class _CompiledFunction:
                     continue
                 if entry.shape.ran_at(sizes):  # the next call with the same world skips the guards
                     self._last = facts, lambda *call, entry=entry, sizes=sizes: entry(*call, sizes)
-                    self._rechecking(world, args, kwargs)
+                    rechecking(self, world, args, kwargs)
                     return entry(world.inputs, fn, args, kwargs, sizes)
                 # the first call at new sizes runs eagerly, recorded, and must be the fitted graph
                 before = state_before(self._backend, world)  # (a callable backend's: first_run)
@@ -318,7 +321,7 @@ class _CompiledFunction:
         limit = self._recompile_limit or config.recompile_limit
         if moved is not None:  # a graph of its code captured for other objects, run on these
             self._last = facts, rebind.keep(self._entries, moved, limit)
-            self._rechecking(world, args, kwargs)
+            rechecking(self, world, args, kwargs)
             return moved(world.inputs, fn, args, kwargs)
         if family.captured() and not alike:
             if self._warned:  # past the limit: eagerly, neither logged nor counted (no recompile)
@@ -396,20 +399,6 @@ class _CompiledFunction:
             return first_split_run(self._split, cap, result, *rerun)
         return result
 
-    def _rechecking(self, world, args, kwargs):
-        """Makes the recheck of the next call (:class:`~.recheck.Recheck`) from this call, which
-        replays ``self._last``. While the rechecks made never hold (what they compare changes on
-        every call: ``x.data = batch`` each step, two graphs used in turn), one is made only at
-        the 1st, 2nd, 4th, 8th ... such call, so that its making and reading cost little more
-        than the full path alone."""
-        last = self._recheck
-        if last is not None:
-            self._missed = 0 if last.held else self._missed + 1
-        elif self._missed:
-            self._missed += 1
-        n = self._missed
-        self._recheck = Recheck.of(world, args, kwargs) if n & (n - 1) == 0 else None
-
     def _dynamic_dims(self, world, facts, declared):
         """The dimensions and int arguments to capture as symbols, ``({(input, dim) or (ARG, position):
         Expr}, {symbol: (lo, hi)})``: declared by a spec; else marked (``mark_dynamic``), all (``dynamic=True``)
@@ -476,7 +465,7 @@ def reset():
     for f in list(_compiled):
         f._cache.clear()
         f._world, f._last, f._waited = None, (None, None), False
-        f._recheck, f._missed, f._split, f._plan = None, 0, None, None
+        f._recheck, f._missed, f._split, f._plan, f._recheck_for, f._other = None, 0, None, None, None, None
     shared_cache.clear()
     counters.clear()
 

@@ -95,7 +95,7 @@ class World:
         self.key = tuple(map(id, self.roots)) + tuple(map(id, self.members))
         # the modules' state changes only through their counted tables and __setattr__ (and the
         # plain lists and dicts they hold, compared here): unchanged, the walk and what it read stand
-        self.version = _module.STATE_VERSION[0]
+        self.version, self.trainings = _module.STATE_VERSION[0], _module.TRAINING_VERSION[0]
         if same_fn and previous.key == self.key and previous.version == self.version and previous.held_same():
             self.modules, self.optimizers = previous.modules, previous.optimizers
             self.all_modules, self.tables = previous.all_modules, previous.tables
@@ -168,11 +168,11 @@ class World:
         (also in the containers they hold, see :func:`~.contents.flat`)."""
         return all([same(held_contents(v), then) for v, then in self.held_lists])
 
-    def overlapping(self):
-        """The pairs of the inputs', tensors read and parameters' positions whose arrays are
-        different but overlap in memory (views of one tensor), see :func:`~.contents.sharing`."""
-        shared = _aliases(self)
-        return () if shared is None else shared[1]
+    def overlapping(self, written):
+        """The pairs of the inputs', tensors read and parameters' positions whose arrays are different
+        but overlap in memory (views of one tensor, :func:`~.contents.sharing`), one of them ``written``."""
+        shared, arrays = _aliases(self), [id(t._data) for t in (*self.inputs, *self.free, *self.params)]
+        return () if shared is None else [(i, j) for i, j in shared[1] if {arrays[i], arrays[j]} & written]
 
     def param_names(self):
         """The parameters' and buffers' qualified names (``fc1.weight``), ``param`` for the

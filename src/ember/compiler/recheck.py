@@ -1,7 +1,8 @@
 """The guards of a training loop's next call, re-read flat instead of rebuilt.
 
 A call that replayed a graph is usually followed by one that meets the same world: the same
-closure cells and globals, the same modules (``nn.modules.module.STATE_VERSION`` unchanged),
+closure cells and globals, the same modules (``nn.modules.module.STATE_VERSION`` unchanged, or
+moved by train/eval flags alone, each set back),
 optimizers and parameters, inputs of the same shapes. Building a :class:`~.guards.World` and its
 :func:`~.guards.snapshot` for it touches a few hundred Python objects, which the step's own data
 has pushed out of the cache. :class:`Recheck`, made from the last such call's world, re-reads
@@ -28,7 +29,7 @@ from ..nn.modules import module as _module
 from .contents import members, owner, same, scalar_key, sharing
 from .guards import code_ids, constants, object_tensors, optimizer_facts
 
-__all__ = ["Recheck"]
+__all__ = ["Recheck", "rechecking"]
 
 # what the guards read of an input (its shape through its array: ``Size`` is made per read;
 # its strides: its layout, layouts.layout_keys)
@@ -95,6 +96,8 @@ class Recheck:
         # nothing in them changed (a scheduler's new lr: the copies differ, the facts may not)
         self.optimizers = [[opt, optimizer_facts(opt), _copies(opt)] for opt in world.optimizers]
         self.rare = bool(self.containers or self.objects or world.held_lists or self.scalars or self.functions)
+        # the modules' train/eval flags, where the call set none (then they are the world's)
+        self.flags = [m.training for m in world.all_modules] if _module.TRAINING_VERSION[0] == world.trainings else None
         self.then = self._objects(again=False), self._values(args)
 
     def inputs(self, args):
@@ -147,12 +150,21 @@ class Recheck:
                 and (not self.scalars or constants(self.scalars) == world.constants)
                 and (not self.functions or code_ids(self.functions) == world.codes))
 
+    def _trained_back(self):
+        """Whether the modules changed since the world was made only by train/eval flags, each now
+        as it was then (a model trained, then evaluated, at each step: its two graphs' rechecks hold)."""
+        world = self.world
+        return (self.flags is not None
+                and _module.STATE_VERSION[0] - _module.TRAINING_VERSION[0] == world.version - world.trainings
+                and [m.training for m in world.all_modules] == self.flags)
+
     def holds(self, args):
         """Whether :func:`~.guards.snapshot` of a world made for ``args`` (positional, no keyword
         arguments) would equal that of the call this was made from."""
         world = self.world
         if (len(args) != self.n_args or STATE.enabled != self.grad_mode or get_default_dtype() is not self.dtype
-                or _module.STATE_VERSION[0] != world.version or _graph.HOOKS_VERSION[0] != self.hooks
+                or _module.STATE_VERSION[0] != world.version and not self._trained_back()
+                or _graph.HOOKS_VERSION[0] != self.hooks
                 or _autocast.AUTOCAST.dtype is not self.autocast):
             return False
         if self.at is not None:
@@ -191,3 +203,22 @@ def _copies(opt):
     exact = all([type(v) in _PLAIN or type(v) is tuple and all([type(x) in _PLAIN for x in v])
                  for g in opt.param_groups for k, v in g.items() if k != "params"])
     return [dict(g) for g in opt.param_groups] if exact else None
+
+
+def rechecking(compiled, world, args, kwargs):
+    """Makes the recheck of a compiled function's next call from this call, which replays its
+    ``_last``. While the rechecks made never hold (what they compare changes on every call:
+    ``x.data = batch`` each step), one is made only at the 1st, 2nd, 4th, 8th ... such call, so
+    that its making and reading cost little more than the full path alone. The one before, made
+    for another graph, is kept to try second (``_other``): two graphs used in turn (a model
+    trained, then evaluated under ``no_grad``, at each step) each take their recheck."""
+    last = compiled._recheck
+    if last is not None:
+        compiled._missed = 0 if last.held else compiled._missed + 1
+        if compiled._recheck_for is not None and compiled._recheck_for[1] is not compiled._last[1]:
+            compiled._other = last, compiled._recheck_for
+    elif compiled._missed:
+        compiled._missed += 1
+    n = compiled._missed
+    compiled._recheck = Recheck.of(world, args, kwargs) if n & (n - 1) == 0 else None
+    compiled._recheck_for = compiled._last

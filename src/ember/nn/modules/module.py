@@ -23,6 +23,7 @@ __all__ = ["Module", "register_module_forward_pre_hook", "register_module_forwar
 # Counts changes to any module's attributes, tables and hooks: a compiled function re-reads
 # the modules it reaches only when this moved (its guards stay cheap in a training loop).
 STATE_VERSION = [0]
+TRAINING_VERSION = [0]  # of those changes, the ``training`` flags set (train(), eval()): see compiler/recheck.py
 
 
 def _counted(base, *names):
@@ -336,6 +337,7 @@ class Module(HooksMixin, StateDictMixin, ConversionMixin):
         d = self.__dict__
         if not _unchanged(d.get(name, _ABSENT), value):
             STATE_VERSION[0] += 1
+            TRAINING_VERSION[0] += name == "training"
         params = d.get("_parameters")
         if isinstance(value, Parameter):
             if params is None:

@@ -12,6 +12,7 @@ import copy
 import warnings
 
 from ... import _creation
+from ..._ops.core import OBSERVERS
 from ..._ops.join import triu
 from .. import functional as F
 from .. import init
@@ -53,10 +54,13 @@ def _seq_len(x, batch_first):
 
 def _is_causal_mask(mask, is_causal, size):
     """PyTorch's ``_detect_is_causal_mask``: ``is_causal`` if given, else whether ``mask`` is
-    exactly the square subsequent mask of the sequence's length."""
+    exactly the square subsequent mask of the sequence's length. While ``ember.compile`` records
+    (an observer that breaks graphs), False: the attention then adds the mask, which gives what the
+    causal path gives where the mask is causal, and reading its values would be a graph break
+    (torch's dynamo breaks there)."""
     if is_causal is not None:
         return bool(is_causal)
-    if mask is None:
+    if mask is None or OBSERVERS and any([hasattr(o, "graph_break") for o in OBSERVERS]):
         return False
     causal = _generate_square_subsequent_mask(size, dtype=mask.dtype)
     return tuple(mask.shape) == tuple(causal.shape) and bool((mask == causal).all())
