@@ -523,9 +523,9 @@ class CSource:
         self.kernels = kernels  # per kernel: its functions and its entry point kernel_<i>
         self.main = main        # the shared globals' definitions, em_init, the regions
         # units of their own whatever the graph (the packed products' tiles and packing, the
-        # Winograd loops): the
-        # same text in every graph that calls them, so their object, cached by its content,
-        # compiles once and every later graph links it (0.3 s of gcc's CPU for the GPT step's)
+        # Winograd loops): the same text in every graph that calls them, so their object, cached
+        # by its content, compiles once and every later graph links it (0.3 s of gcc's CPU for
+        # the GPT step's)
         self.helpers = list(helpers)
 
     def __str__(self):
