@@ -296,22 +296,13 @@ def _functions(m, t):
     sums = [[f"sv[{i * a + j}*ss]" for j in range(a)] for i in range(a)]
     gt = _transposed(g)
 
-    def weight_transform(stride):
-        return ["        #pragma GCC ivdep",
-                "        for (long i = 0; i < cig; i++) {",
-                "            " + " ".join(f"const {t} w{ki}_{kj} = w[i*{stride} + {ki}*s2 + {kj}*s3];" for ki in range(3) for kj in range(3)),
-                *["            " + ln for ln in _transform(g, g, weights, "u", t)],
-                *[f"            u[{i * a + j}*ss + i] = u{i}_{j};" for i in range(a) for j in range(a)],
-                "        }"]
-
-    def outputs(plus):
-        return ["        #pragma GCC ivdep",
-                "        for (long tx = 0; tx < tw; tx++) {",
-                f"            const {t}* restrict mm = m0 + tx;",
-                f"            {t}* restrict o_ = o0 + tx*{m};",
-                *["            " + ln for ln in _transform(at, at, products, "y", t)],
-                *[f"            o_[{i}*width + {j}] = y{i}_{j}{plus};" for i in range(m) for j in range(m)],
-                "        }"]
+    outputs = ["            #pragma GCC ivdep",
+               "            for (long tx = 0; tx < tw; tx++) {",
+               f"                const {t}* restrict mm = m0 + tx;",
+               f"                {t}* restrict o_ = o0 + tx*{m};",
+               *["                " + ln for ln in _transform(at, at, products, "y", t)],
+               *[f"                o_[{i}*width + {j}] = y{i}_{j};" for i in range(m) for j in range(m)],
+               "            }"]
     sizes = ["    const long c = a->xshape[1], co = a->co, cig = a->cig, groups = a->groups, cog = co/groups;",
              "    const long th = a->th, tw = a->tw, tb = a->per*th*tw;"]
     return "\n".join([
@@ -331,10 +322,11 @@ def _functions(m, t):
         "    for (long o = 0; o < co; o++) {",
         f"        const {t}* restrict w = {_WEIGHT};",
         f"        {t}* restrict u = ({t}*)a->u + o*cig;",
-        "        if (si == 9) {  /* a contiguous weight: its loads vectorised */",
-        *weight_transform("9"),
-        "        } else {",
-        *weight_transform("si"),
+        "        #pragma GCC ivdep",
+        "        for (long i = 0; i < cig; i++) {",
+        "            " + " ".join(f"const {t} w{ki}_{kj} = w[i*si + {ki}*s2 + {kj}*s3];" for ki in range(3) for kj in range(3)),
+        *["            " + ln for ln in _transform(g, g, weights, "u", t)],
+        *[f"            u[{i * a + j}*ss + i] = u{i}_{j};" for i in range(a) for j in range(a)],
         "        }",
         "    }",
         "    return 0;",
@@ -354,16 +346,12 @@ def _functions(m, t):
         "    for (long s = 0; s < ns; s++) for (long o = 0; o < co; o++) {",
         f"        {t}* plane = ({t}*)a->y + ((n0 + s)*co + o)*oh*ow;",
         "        for (long ty = 0; ty < th; ty++) {",
-        f"        const {t}* restrict m0 = z + o*tb + (s*th + ty)*tw;",
-        f"        {t}* restrict o0 = (out ? out : plane) + ty*{m}*width;",
-        "        if (b) {",
-        f"        const {t} bv = b[o];",
-        *outputs(" + bv"),
-        "        } else {",
-        *outputs(""),
-        "        }",
+        f"            const {t}* restrict m0 = z + o*tb + (s*th + ty)*tw;",
+        f"            {t}* restrict o0 = (out ? out : plane) + ty*{m}*width;",
+        *outputs,
         "        }",
         "        if (out) for (long r = 0; r < oh; r++) for (long k = 0; k < ow; k++) plane[r*ow + k] = out[r*width + k];",
+        "        if (b) for (long k = 0; k < oh*ow; k++) plane[k] += b[o];  /* (adding 0 would make -0.0 0.0) */",
         "    }",
         "}",
         f"int {f.format('weight')}(const em_winograd_args* restrict a) {{",
