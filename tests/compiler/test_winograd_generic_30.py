@@ -5,7 +5,8 @@ torch's in float64 (Winograd's bound, test_codegen_conv.WINOGRAD_BOUND, which co
 F(4, 3)) over geometries the per-shape code had constants for: odd planes whose last tiles
 overhang the output, batches not a multiple of the block, padding 0, 1, 2 and unequal per
 dimension (ConvTranspose's 2 - padding), groups, a non-contiguous input; and a second graph of
-other shapes linking the generic unit compiled for the first."""
+other shapes linking the generic unit compiled for the first, whose direct sums for an inf in
+the input or the weight give torch's inf and NaN masks (a padding's 0 times inf adds no NaN)."""
 import re
 
 import numpy as np
@@ -69,11 +70,27 @@ def test_generic_winograd_equals_torch_and_compiles_once_for_graphs_of_any_shape
     for mine, reference in zip(got, want):
         assert mine.shape == reference.shape and mine.dtype == np.float32
         assert np.abs(mine - reference).max() <= BOUND * np.abs(reference).max()
-    # a graph of other shapes links the generic unit compiled for the first
+    # a graph of other shapes links the generic unit compiled for the first; an operand not
+    # finite (x, then the weight) takes its direct sums: torch's inf and NaN masks
+    def conv_step(x, w):
+        y = F.conv2d(x, w, padding=1)
+        y.sum().backward()
+        return y
+    conv_step = ember.compile(conv_step, fullgraph=True)
     x0, w0 = rng.standard_normal((1, 4, 6, 5)).astype(np.float32), rng.standard_normal((5, 4, 3, 3)).astype(np.float32)
-    y = ember.compile(lambda x, w: F.conv2d(x, w, padding=1), fullgraph=True)(ember.tensor(x0), ember.tensor(w0))
-    reference = torch.nn.functional.conv2d(torch.tensor(x0, dtype=torch.float64), torch.tensor(w0, dtype=torch.float64), padding=1)
-    assert np.abs(y.numpy() - reference.numpy()).max() <= BOUND * np.abs(reference.numpy()).max()
+    x_inf, w_inf = x0.copy(), w0.copy()
+    x_inf[0, 1, 2, 3], w_inf[1, 2, 0, 0] = np.inf, np.inf
+    for x0, w0 in ((x0, w0), (x0, w0), (x_inf, w0), (x0, w_inf)):  # (the second call compiles)
+        x, w = ember.tensor(x0, requires_grad=True), ember.tensor(w0, requires_grad=True)
+        xt, wt = torch.tensor(x0, requires_grad=True), torch.tensor(w0, requires_grad=True)
+        yt = torch.nn.functional.conv2d(xt, wt, padding=1)
+        yt.sum().backward()
+        for mine, theirs in zip((conv_step(x, w), x.grad, w.grad), (yt, xt.grad, wt.grad)):
+            mine, theirs = mine.detach().numpy(), theirs.detach().numpy()
+            np.testing.assert_array_equal(np.isnan(mine), np.isnan(theirs))
+            np.testing.assert_array_equal(np.isinf(mine), np.isinf(theirs))
+            finite = np.isfinite(theirs)
+            np.testing.assert_allclose(mine[finite], theirs[finite], rtol=1e-4, atol=1e-4)
     assert "em_winograd2_block_float(&a, n0);" in capsys.readouterr().err
     units = [p.read_text() for p in (tmp_path / "ember" / "compile").glob("o-*.c")]
     assert len([u for u in units if re.search(GENERIC, u, re.M)]) == 1 and len(units) >= 3

@@ -225,53 +225,53 @@ def _finite(name, t):
 
 def _direct(name, t, weight):
     """C of ``static void name(a)``: the kernel ``a`` describes (``weight``: ConvWeight's) as
-    direct sums, for operands that are not finite. Each sample's input planes are copied into
-    zero-padded ones (calloc'd: the path is rare), whose padding's 0 multiplies the weight or
-    output gradient, as the direct loops' and im2col's padded planes do (``em_bad_where`` -1
-    where the copy cannot be allocated)."""
+    direct sums, for operands that are not finite, with eager's inf and NaN masks: a padding
+    position's 0 times an inf is NaN in Conv and ConvWeight (im2col's zeros; torch's CPU
+    kernels differ among themselves there) and adds nothing in ConvTranspose (col2im)."""
     if weight:  # y[o][i] = sum over samples and positions of x's window times the output gradient
-        per_channel = [f"        const {t}* gp = g + s*a->gs[0] + o*a->gs[1];"]
-        sums = ["            for (long ki = 0; ki < 3; ki++) for (long kj = 0; kj < 3; kj++) {",
-                f"                {t} acc = 0;",
+        sums = [f"                {t} acc = 0;",
                 "                for (long r = 0; r < oh; r++) {",
+                f"                    const {t}* gr = gp + r*a->gs[2];",
+                "                    const long ih = r + ki - a->top, inside = ih >= 0 && ih < h;",
+                "                    for (long q = 0; q < ow; q++) if (!inside || q < lo || q >= hi) acc += 0 * gr[q*a->gs[3]];",
+                "                    if (!inside) continue;",
                 f"                    {simd_reduction('+', 'acc')}",
-                "                    for (long q = 0; q < ow; q++) acc += xp[(r + ki)*wp + q + kj] * gp[r*a->gs[2] + q*a->gs[3]];",
+                "                    for (long q = lo; q < hi; q++) acc += xp[ih*a->xs[2] + (q + kj - a->left)*a->xs[3]] * gr[q*a->gs[3]];",
                 "                }",
-                "                y[(o*cig + i)*9 + ki*3 + kj] += acc;",
-                "            }"]
-    else:  # each weight times the padded plane, added to the output plane
+                "                y[(o*cig + i)*9 + ki*3 + kj] += acc;"]
+        per_channel = [f"        const {t}* gp = g + s*a->gs[0] + o*a->gs[1];"]
+        within = []
+    else:  # each weight times the input plane, added to the output plane
+        sums = [f"                const {t} v = wt[ki*s2 + kj*s3], zero = 0 * v;",
+                "                const int padded = !a->flip && zero != zero;  /* NaN: 0 times an inf weight */",
+                "                for (long r = 0; r < oh; r++) {",
+                "                    const long ih = r + ki - a->top, inside = ih >= 0 && ih < h;",
+                "                    if (padded) for (long q = 0; q < ow; q++) if (!inside || q < lo || q >= hi) yp[r*ow + q] += zero;",
+                "                    if (!inside) continue;",
+                "                    #pragma GCC ivdep",
+                "                    for (long q = lo; q < hi; q++) yp[r*ow + q] += v * xp[ih*a->xs[2] + (q + kj - a->left)*a->xs[3]];",
+                "                }"]
         per_channel = [f"        {t}* restrict yp = y + (s*co + o)*oh*ow;",
                        f"        for (long k = 0; k < oh*ow; k++) yp[k] = a->bias ? ((const {t}*)a->bias)[o] : 0;"]
-        sums = [f"            const {t}* wt = {_WEIGHT} + i*si;",
-                "            for (long ki = 0; ki < 3; ki++) for (long kj = 0; kj < 3; kj++) {",
-                f"                const {t} v = wt[ki*s2 + kj*s3];",
-                "                for (long r = 0; r < oh; r++) {",
-                "                    #pragma GCC ivdep",
-                "                    for (long q = 0; q < ow; q++) yp[r*ow + q] += v * xp[(r + ki)*wp + q + kj];",
-                "                }",
-                "            }"]
+        within = [f"            const {t}* wt = {_WEIGHT} + i*si;"]
     return [f"static void {name}(const em_winograd_args* restrict a) {{",
-            "    const long n = a->xshape[0], c = a->xshape[1], h = a->xshape[2], w = a->xshape[3], oh = a->oh, ow = a->ow;",
-            "    const long co = a->co, cig = a->cig, cog = co/a->groups, wp = ow + 2, size = (oh + 2)*wp;",
+            "    const long n = a->xshape[0], h = a->xshape[2], w = a->xshape[3], oh = a->oh, ow = a->ow;",
+            "    const long co = a->co, cig = a->cig, cog = co/a->groups;",
             *([] if weight else [_STEPS]),
-            f"    const {t}* x = a->x;",
             f"    const {t}* g = a->g;",
             f"    {t}* y = a->y;",
-            f"    {t}* restrict xpad = calloc(c*size, sizeof({t}));  /* its borders stay 0 */",
-            "    if (!xpad) { em_bad_where = -1; return; }",
             *(["    for (long k = 0; k < co*cig*9; k++) y[k] = 0;"] if weight else []),
-            "    for (long s = 0; s < n; s++) {",
-            "        for (long k = 0; k < c; k++) for (long r = 0; r < h; r++) for (long q = 0; q < w; q++)",
-            "            xpad[k*size + (r + a->top)*wp + q + a->left] = x[s*a->xs[0] + k*a->xs[1] + r*a->xs[2] + q*a->xs[3]];",
-            "        for (long o = 0; o < co; o++) {",
-            *["    " + ln for ln in per_channel],
-            "            for (long i = 0; i < cig; i++) {",
-            f"                const {t}* restrict xp = xpad + ((o/cog)*cig + i)*size;",
-            *["    " + ln for ln in sums],
+            "    for (long s = 0; s < n; s++) for (long o = 0; o < co; o++) {",
+            *per_channel,
+            "        for (long i = 0; i < cig; i++) {",
+            f"            const {t}* xp = (const {t}*)a->x + s*a->xs[0] + ((o/cog)*cig + i)*a->xs[1];",
+            *within,
+            "            for (long ki = 0; ki < 3; ki++) for (long kj = 0; kj < 3; kj++) {",
+            "                const long lo = a->left - kj > 0 ? a->left - kj : 0, hi = w + a->left - kj < ow ? w + a->left - kj : ow;",
+            *sums,
             "            }",
             "        }",
             "    }",
-            "    free(xpad);",
             "}"]
 
 
