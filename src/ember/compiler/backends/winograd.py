@@ -109,8 +109,6 @@ def _transform(left, right, names, out, t):
     return lines
 
 
-
-
 # The arguments of the shape-generic functions (one struct for every kind and dtype; the
 # pointers are the dtype's arrays). Scratch, sized by each node's wrapper (static: a pad's
 # borders are never written, so they stay 0): u the transformed weight (a*a x C_out x C_in/g;
@@ -286,8 +284,8 @@ def _functions(m, t):
     """C of the shape-generic F(m, 3) functions of dtype ``t``: ``em_winograd<m>_start_<t>``
     (the operands' check, then the weight's transform), ``em_winograd<m>_block_<t>`` (one
     block of samples of a Conv or ConvTranspose) and ``em_winograd<m>_weight_<t>``
-    (ConvWeight: the check, then every block); the checks return 1 where an operand is not
-    finite (nothing computed), else 0."""
+    (ConvWeight: the check, then every block). The checks return 1 where an operand is not
+    finite, the result then computed by direct sums (:func:`_direct`), else 0."""
     bt, g, at = TILES[m]
     a = m + 2
     f = f"em_winograd{m}_{{}}_{t}"
@@ -295,7 +293,6 @@ def _functions(m, t):
     products = [[f"mm[{i * a + j}*ms]" for j in range(a)] for i in range(a)]
     sums = [[f"sv[{i * a + j}*ss]" for j in range(a)] for i in range(a)]
     gt = _transposed(g)
-
     outputs = ["            #pragma GCC ivdep",
                "            for (long tx = 0; tx < tw; tx++) {",
                f"                const {t}* restrict mm = m0 + tx;",
