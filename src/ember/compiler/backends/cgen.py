@@ -14,7 +14,7 @@ from itertools import accumulate
 
 import numpy as np
 
-from . import attention, copies, indexing, norm, rnn, shared, sort
+from . import attention, copies, indexing, norm, rnn, shared, sort, winograd
 from .conv_gemm import conv_variants
 from .direct_gemm import packed_support
 from .gemm import gemm_kernel
@@ -496,6 +496,7 @@ def _generate(plan, symbols, conv_choice, gemm_choice):
     index = {id(k): i for i, k in enumerate(plan.kernels)}
     args = "p, sz" if symbols else "p"
     declarations, definitions = packed_support("".join(body))
+    generic, winograd_units = winograd.support("".join(body))
     main = [_GLOBALS, f"int em_choice[{max(1, len(gemms))}];", f"long em_block[{max(1, len(gemms))}];",
             f"int em_conv_choice[{max(1, len(convs))}];"]
     main += [f"int kernel_{index[id(k)]}({params});" for kernels in regions for k in kernels]
@@ -504,8 +505,9 @@ def _generate(plan, symbols, conv_choice, gemm_choice):
         main += [f"    if ((failed = kernel_{index[id(k)]}({args}))) return failed;" for k in kernels]
         main += ["    return 0;", "}"]
     # size symbols: each unit's own copy, set by its exported entry points
-    head = _HEADER + declarations + "".join(f"static long em_S{i};  /* {name} */\n" for name, i in symbols.items())
-    return (CSource(head, shared.share(body), "\n".join(main) + "\n", [_HEADER + definitions] if definitions else []),
+    head = _HEADER + declarations + generic + "".join(f"static long em_S{i};  /* {name} */\n" for name, i in symbols.items())
+    helpers = [_HEADER + h for h in ([definitions] if definitions else []) + winograd_units]
+    return (CSource(head, shared.share(body), "\n".join(main) + "\n", helpers),
             regions, gemms, src.slots, convs)
 
 
@@ -520,9 +522,10 @@ class CSource:
         self.head = head        # what every unit starts with: includes, shared declarations
         self.kernels = kernels  # per kernel: its functions and its entry point kernel_<i>
         self.main = main        # the shared globals' definitions, em_init, the regions
-        # units of their own whatever the graph (the packed products' tiles and packing): the
-        # same text in every graph that calls them, so their object, cached by its content,
-        # compiles once and every later graph links it (0.3 s of gcc's CPU for the GPT step's)
+        # units of their own whatever the graph (the packed products' tiles and packing, the
+        # Winograd loops): the same text in every graph that calls them, so their object, cached
+        # by its content, compiles once and every later graph links it (0.3 s of gcc's CPU for
+        # the GPT step's)
         self.helpers = list(helpers)
 
     def __str__(self):

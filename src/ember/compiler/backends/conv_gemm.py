@@ -236,17 +236,15 @@ def conv_variants(src, node, fname, t, epilogue, variants=None):
     F(4, 3) (:mod:`.winograd`). It returns 1 where a scratch buffer could not be allocated
     (:func:`_buffers`), else 0."""
     variants = applicable(node, src.plan.have_blas) if variants is None else variants
-    # Winograd falls back to the direct loops on inf or NaN (see winograd._finite)
-    generated = sorted(set(variants) | ({0} if max(variants) > 1 else set()))
     lines = []
-    for v in generated:
+    for v in sorted(variants):
         name = f"{fname}_{v}"
         if v == 0:
             lines += conv_kernel(src, node, name, t, epilogue)
         elif v == 1:
             lines += gemm_kernel(src, node, name, t, epilogue)
         else:
-            lines += winograd.winograd_kernel(src, node, name, t, 2 * v - 2, epilogue, f"{fname}_0")
+            lines += winograd.winograd_kernel(src, node, name, t, 2 * v - 2, epilogue)
     calls = " else ".join(f"if (choice == {v}) {fname}_{v}(p);" for v in variants[1:])
     return lines + [f"int {fname}(void** restrict p, int choice) {{ (void)choice; em_bad_where = 0;",
                     f"    {calls + ' else ' if calls else ''}{fname}_{variants[0]}(p);",
