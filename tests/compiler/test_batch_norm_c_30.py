@@ -1,7 +1,8 @@
 """Batch norm's statistics and backward as C kernels (backends/norm.py: channel_stats_kernel and
 channel_backward_kernel, per channel of a contiguous (N, C, *) array, sums in double): a compiled
 training step of BatchNorm (with and without affine parameters, 2-D and 4-D inputs) against
-torch and eager ember: output, input, weight and bias gradients, running statistics."""
+torch and eager ember: output, input, weight and bias gradients, running statistics (their
+update, ``lerp_``, a C loop too: torch's two-sided lerp, bit-equal to eager ember's)."""
 import numpy as np
 import pytest
 import torch
@@ -59,3 +60,18 @@ def test_batch_norm_step_in_c_equals_torch(shape, affine, monkeypatch, capsys):
     source = capsys.readouterr().err
     assert "/* batch norm's mean and variance per channel of " in source
     assert "/* batch norm backward per channel of " in source
+    assert "Lerp(" in source and "F_lerp" not in source  # (before: run from Python)
+
+
+def test_lerp_loop_equals_eager_bitwise_on_both_sides_of_one_half():
+    rng = np.random.default_rng(2)
+    a0, b0, w0 = (rng.standard_normal((4, 9)).astype(np.float32) * 10 for _ in range(3))
+    w0[0, :4] = [0.5, -0.5, 0.49999997, np.inf]
+    a0[1, 0], b0[1, 1] = np.inf, np.nan
+    lerps = lambda a, b, w: (ember.lerp(a, b, w), ember.lerp(a, b, 0.1), ember.lerp(a, b, 0.75))  # noqa: E731
+    run = ember.compile(lerps, fullgraph=True)
+    args = [ember.tensor(v) for v in (a0, b0, w0)]
+    for _ in range(3):
+        got = run(*args)
+    for mine, eager in zip(got, lerps(*args)):
+        np.testing.assert_array_equal(mine.numpy(), eager.numpy())

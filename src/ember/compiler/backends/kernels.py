@@ -160,6 +160,14 @@ def _elu(a, k, d):
     return f"({a[0]} < 0 ? {negative} : {a[0]} * {c_literal(scale, d)})"
 
 
+def _lerp(a, k, d):
+    """torch's two-sided lerp (:class:`ember._ops.pointwise_float.Lerp`): start + w (end - start)
+    for |w| < 0.5, else end - (end - start) (1 - w) (batch norm's running statistics)."""
+    start, end, w = a
+    return (f"({_fn('fabs', d)}({w}) < {c_literal(0.5, d)} ? {start} + {w} * ({end} - {start}) "
+            f": {end} - ({end} - {start}) * ({c_literal(1.0, d)} - {w}))")
+
+
 def _alpha(sign):
     def rule(a, k, d):
         alpha = k.get("alpha", 1)
@@ -206,6 +214,7 @@ ELEMENTWISE = {
     "Hardswish": _hardswish,
     "Hardtanh": _hardtanh,
     "Clamp": _clamp,
+    "Lerp": _lerp,
     "Sign": lambda a, k, d: f"(({CTYPES[d]})(({a[0]} > 0) - ({a[0]} < 0)))",  # 0 at NaN and at -0.0 (+0.0)
     "LogicalNot": lambda a, k, d: f"({a[0]} == 0)",
     "IsNan": lambda a, k, d: f"({a[0]} != {a[0]})",
