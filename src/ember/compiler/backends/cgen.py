@@ -22,7 +22,7 @@ from .gather import extreme_kernel, gather_kernel
 from .pool import pool_kernel
 from .row_reductions import row_reduction_kernel
 from .rows import cross_entropy_kernel, norm_stats_kernel, softmax_kernel
-from .kernels import CTYPES, c_literal, cat_dim, elementwise_expr, operands
+from .kernels import CTYPES, c_literal, cat_dim, channel_axes, elementwise_expr, operands
 from .python import label
 from ..symbolic import Expr, at_least_1, c_spelling, free_symbols
 from .locs import coverage
@@ -423,7 +423,10 @@ def _generate(plan, symbols, conv_choice, gemm_choice):
             lines = row_reduction_kernel(src, kernel.nodes[0], fname)
             calls[id(kernel)] = [f"{fname}(p);"]
         elif kernel.kind == "norm_stats":
-            lines = norm_stats_kernel(src, kernel.nodes[0], fname)
+            node = kernel.nodes[0]
+            stats = norm.channel_stats_kernel if channel_axes(node.args[0].meta["shape"], node.kwargs["axes"]) \
+                else norm_stats_kernel
+            lines = stats(src, node, fname)
             calls[id(kernel)] = [f"{fname}(p);"]
         elif kernel.kind == "conv":
             lines, epilogue = _epilogue(src, kernel, fname)
@@ -441,7 +444,9 @@ def _generate(plan, symbols, conv_choice, gemm_choice):
         elif kernel.kind == "norm_backward":
             node = kernel.nodes[0]
             results = {u.args[1]: plan.loc[u] for u in node.users if u in plan.loc}
-            lines = norm.norm_backward_kernel(src, node, fname, results)
+            backward = norm.channel_backward_kernel if channel_axes(node.args[1].meta["shape"], node.kwargs["axes"]) \
+                else norm.norm_backward_kernel
+            lines = backward(src, node, fname, results)
             calls[id(kernel)] = [f"{fname}(p);"]
         elif kernel.kind == "rnn":
             node = kernel.nodes[0]

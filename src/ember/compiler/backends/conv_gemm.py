@@ -4,7 +4,9 @@ against.
 
 Each sample's windows are copied into a (C_in*kh*kw, H_out*W_out) buffer (im2col: row
 (c, i, j) is input channel c shifted by kernel offset (i, j), so each row is made of
-contiguous slices of input rows), and one BLAS product per group does the arithmetic:
+contiguous slices of input rows), the samples of a block side by side in each row (a block:
+enough samples for 256 positions, :func:`samples_per_product`; one where a sample has them), and
+one BLAS product per group and block does the arithmetic:
 
 * ``Conv``: y_n[g] = W[g] @ cols_n[g], produced position-major (OpenBLAS's kernels were
   fastest with the short dimension first) and transposed into NCHW while in cache, adding the
@@ -12,7 +14,8 @@ contiguous slices of input rows), and one BLAS product per group does the arithm
 * ``ConvTranspose``: cols = W[g]^T @ gy_n[g], position-major with each window ordered (i, j,
   channel), then col2im adds every window back into a channels-last copy of the result (one
   contiguous run of channels per kernel offset), transposed into NCHW with the bias;
-* ``ConvWeight``: gW[g] += gy_n[g] @ cols_n[g]^T over the samples. The windows are copied
+* ``ConvWeight``: gW[g] += gy_n[g] @ cols_n[g]^T over the blocks (a block of several samples
+  copies their gradients side by side, as for ``ConvTranspose``). The windows are copied
   again rather than kept from the forward: reading a kept buffer (all samples, 4.7 MB for
   bench_compile's Conv2d row) from memory cost more than copying the windows into one sample's
   buffer that stays in cache (weight gradient 1.34 -> 1.07 ms, and the forward 1.51 -> 1.34 ms
@@ -21,7 +24,7 @@ contiguous slices of input rows), and one BLAS product per group does the arithm
 Operands with other strides (a broadcast gradient of ``out.sum()``) are copied into a
 contiguous block first. Every size is a compile-time constant but those of a graph with size
 symbols, C expressions read at run time: the batch N only counts the samples the loop visits
-(the buffers hold one sample; the products' dimensions are a sample's); symbolic image sizes
+(the buffers hold one block, the last block of the batch may be short); symbolic image sizes
 (H, W and their floors) make the products' dimensions, each kernel column's range of output
 columns (computed, and tested for being empty, at run time) and the buffers' sizes
 expressions, the buffers then grown with malloc to the largest size met. One library serves
@@ -33,7 +36,7 @@ from ..symbolic import Expr, SymbolicSizeError
 from . import winograd
 from .conv import _column_loops, _columns, _finish, _gemm, _geometry, _Operand, _pointer, _row_loops, conv_kernel
 
-__all__ = ["candidate", "applicable", "gemm_kernel", "conv_variants"]
+__all__ = ["candidate", "applicable", "gemm_kernel", "conv_variants", "samples_per_product"]
 
 
 def candidate(node):
@@ -74,14 +77,17 @@ def _sizes(node):
     return n, c, h, w, cig * kh * kw, p
 
 
-def _im2col(node, x, t, fname):
+def _im2col(node, x, t, fname, ld=None):
     """``static void fname_im2col(const T* x_of_sample, T* cols)``: zeros where a window
-    leaves the input. Runs of a row are copied with memcpy: GCC 12 at -O3 -march=native gave
+    leaves the input; row (c, i, j) of the windows starts at ``cols + row*ld`` (``ld``: the
+    block's positions, default one sample's ``p``; a block's sample b is written at
+    ``cols + b*p``). Runs of a row are copied with memcpy: GCC 12 at -O3 -march=native gave
     wrong results for the same copy written as a loop here (right at -O2)."""
     (_, _, kh, kw), (sh, sw), ((top, bottom), (left, right)), (dh, dw), _ = _geometry(node)
     _, c, h, w, _, p = _sizes(node)
     _, _, h_out, w_out = (node if node.target.name == "Conv" else node.args[1]).meta["shape"]
     h_in, w_in = h + min(bottom, 0), w + min(right, 0)
+    ld = p if ld is None else ld
     lines = [f"static void {fname}_im2col(const {t}* restrict xs, {t}* restrict cols) {{",
              f"    for (long c = 0; c < {c}; c++) {{",
              f"        const {t}* xp = xs + c*{x.strides[1]};",
@@ -90,7 +96,7 @@ def _im2col(node, x, t, fname):
         off = j * dw - left
         lo, hi = _columns(off, sw, w_in, w_out)
         if isinstance(hi, str):  # symbolic sizes: the range computed (and tested) at run time
-            lines += [f"            {{ {t}* restrict r = cols + ((c*{kh} + i)*{kw} + {j})*{p};",
+            lines += [f"            {{ {t}* restrict r = cols + ((c*{kh} + i)*{kw} + {j})*{ld};",
                       f"            const long lo = {lo}, hi = {hi} > {lo} ? {hi} : {lo};",
                       f"            for (long oh = 0; oh < {h_out}; oh++) {{",
                       f"                {t}* restrict ro = r + oh*{w_out};",
@@ -104,7 +110,7 @@ def _im2col(node, x, t, fname):
                       f"                memset(ro + hi, 0, sizeof({t})*({w_out} - hi));",
                       "            } }"]
             continue
-        lines += [f"            {{ {t}* restrict r = cols + ((c*{kh} + i)*{kw} + {j})*{p};",
+        lines += [f"            {{ {t}* restrict r = cols + ((c*{kh} + i)*{kw} + {j})*{ld};",
                   f"            for (long oh = 0; oh < {h_out}; oh++) {{",
                   f"                {t}* restrict ro = r + oh*{w_out};",
                   f"                long ih = oh*{sh} - {top} + i*{dh};",
@@ -122,10 +128,11 @@ def _im2col(node, x, t, fname):
     return lines + ["        }", "    }", "}"]
 
 
-def _rows_operand(src, node, t, fname, channels, p):
-    """(C lines, pointer expression of sample ``n``, leading dimension) of a 4-D operand read
-    as (channels, P) rows per sample: in place when each channel's positions are contiguous,
-    else copied into ``fname_rows``."""
+def _rows_operand(src, node, t, fname, channels, p, per):
+    """(C lines, pointer expression of the block's rows, leading dimension) of a 4-D operand
+    read as (channels, positions) rows for the ``ns`` samples from ``n0``: in place when the
+    block is one sample (``per`` 1) whose channels' positions are contiguous, else copied into
+    ``fname_rows`` (sample s at column s*p of rows of ``per*p``)."""
     a = _Operand(src, node)
     h, w = node.meta["shape"][2:]
     try:
@@ -135,11 +142,12 @@ def _rows_operand(src, node, t, fname, channels, p):
     for size, stride in reversed([(h, a.strides[2]), (w, a.strides[3])]):
         flat &= bool(size == 1) or bool(stride == expected)
         expected *= size
-    if flat:
-        return [], f"({a.plane('n', 0)})", a.strides[1]
-    copy = [f"        for (long c = 0; c < {channels}; c++) for (long y = 0; y < {h}; y++) "
-            f"for (long x = 0; x < {w}; x++) {fname}_rows[c*{p} + y*{w} + x] = ({a.plane('n', 'c')}){a.at('y', 'x')};"]
-    return copy, f"{fname}_rows", p
+    if flat and per == 1:
+        return [], f"({a.plane('n0', 0)})", a.strides[1]
+    copy = [f"        for (long s = 0; s < ns; s++) for (long c = 0; c < {channels}; c++) for (long y = 0; y < {h}; y++) "
+            f"for (long x = 0; x < {w}; x++) {fname}_rows[c*{per * p} + s*{p} + y*{w} + x] = "
+            f"({a.plane('n0 + s', 'c')}){a.at('y', 'x')};"]
+    return copy, f"{fname}_rows", per * p
 
 
 def _transpose(a, y, rows, cols, add):
@@ -154,16 +162,40 @@ def _transpose(a, y, rows, cols, add):
             "        }"]
 
 
+# Samples per product: one sample's positions make a narrow product where the image is small
+# (a CIFAR ResNet-18's 512-channel layers: 4x4 = 16 columns, the weight, 9.4 MB, packed and read
+# again for every sample), so a block of samples makes at least this many positions, within
+# the batch and with its windows' buffer at most BLOCK_BYTES. OpenBLAS (AMD EPYC, one thread) on
+# [512x4608] @ [4608xP]: 15 GMAC/s position-major at P = 16, 37 at 128, 45 at 256.
+BLOCK_POSITIONS = 256
+BLOCK_BYTES = 8 << 20
+
+
+def samples_per_product(node, itemsize):
+    """How many samples one block of :func:`gemm_kernel` multiplies at once (see
+    BLOCK_POSITIONS): 1 where a sample has that many positions or a size is symbolic but the
+    batch (whose last block may be short)."""
+    n, _, _, _, k, p = _sizes(node)
+    if isinstance(p, Expr) or p >= BLOCK_POSITIONS:
+        return 1
+    per = -(-BLOCK_POSITIONS // p)
+    per = per if isinstance(n, Expr) else min(per, n)
+    return max(1, min(per, BLOCK_BYTES // (itemsize * _geometry(node)[4] * k * p)))
+
+
 def gemm_kernel(src, node, fname, t, epilogue=None):
-    """C lines of ``static void fname(void** p)`` computing ``node`` through im2col + BLAS;
-    ``epilogue``: as :func:`.conv.conv_kernel`'s."""
+    """C lines of ``static void fname(void** p)`` computing ``node`` through im2col + BLAS,
+    ``per`` samples at a time (:func:`samples_per_product`): ``n0`` the block's first sample,
+    ``ns`` its count; ``epilogue``: as :func:`.conv.conv_kernel`'s, run on each block."""
     plan = src.plan
     name = node.target.name
     (co, cig, kh, kw), (sh, sw), ((top, _), (left, _)), (dh, dw), groups = _geometry(node)
     n, c, h, w, k, p = _sizes(node)
     out = plan.loc[node]
+    per = samples_per_product(node, 4 if t == "float" else 8)
+    ld = per * p  # positions of a block's rows
     lines = [f"/* im2col + BLAS {name} {list(node.args[0].meta['shape'])} -> {list(out.shape)}, weight "
-             f"[{co}, {cig}, {kh}, {kw}], groups {groups}: {name}({node.name}) */"]
+             f"[{co}, {cig}, {kh}, {kw}], groups {groups}, {per} samples per product: {name}({node.name}) */"]
     bias = node.args[2] if name != "ConvWeight" and len(node.args) > 2 else None
     body = [f"static void {fname}(void** restrict p) {{",
             f"    {t}* restrict y = {src.pointer(out)};"]
@@ -171,33 +203,36 @@ def gemm_kernel(src, node, fname, t, epilogue=None):
         body.append(f"    const {t}* restrict wt = {_pointer(src, node.args[1])};")
     if bias is not None:
         body.append(f"    const {t}* restrict b = {_pointer(src, bias)};")
+    blocks = [f"    for (long n0 = 0; n0 < {n}; n0 += {per}) {{",
+              f"        const long ns = n0 + {per} < {n} ? {per} : {n} - n0;"]
     if name == "Conv":
         x, cog = _Operand(src, node.args[0]), co // groups
-        decls, start = _buffers(t, fname, {"cols": groups * k * p, "yt": p * co})
-        return lines + decls + _im2col(node, x, t, fname) + body + start + [
-            f"    em_blas_threads((long)({cog * k * p}));",
-            f"    for (long n = 0; n < {n}; n++) {{",
-            f"        {t}* restrict cols = {fname}_cols;",
-            f"        {fname}_im2col({x.plane('n', 0)}, cols);",
+        decls, start = _buffers(t, fname, {"cols": groups * k * ld, "yt": ld * co})
+        return lines + decls + _im2col(node, x, t, fname, ld) + body + start + [
+            f"    em_blas_threads((long)({cog * k * ld}));", *blocks,
+            f"        for (long s = 0; s < ns; s++) {fname}_im2col({x.plane('n0 + s', 0)}, {fname}_cols + s*{p});",
             f"        for (long g = 0; g < {groups}; g++)",
-            "            " + _gemm(t, "T", "T", cog, p, k, f"wt + g*{cog * k}", k, f"cols + g*{k * p}", p, 0,
-                                   f"{fname}_yt + g*{cog}", co),
-            *_transpose(f"{fname}_yt", f"y + n*{co * p}", p, co, "b[c]" if bias is not None else None),
-            *_finish(epilogue, f"n*{co * out.shape[2]}", f"(n + 1)*{co * out.shape[2]}"),
+            "            " + _gemm(t, "T", "T", cog, f"ns*{p}", k, f"wt + g*{cog * k}", k, f"{fname}_cols + g*{k * ld}",
+                                   ld, 0, f"{fname}_yt + g*{cog}", co),
+            "        for (long s = 0; s < ns; s++) {",
+            *_transpose(f"{fname}_yt + s*{p * co}", f"y + (n0 + s)*{co * p}", p, co,
+                        "b[c]" if bias is not None else None),
+            "        }",
+            *_finish(epilogue, f"n0*{co * out.shape[2]}", f"(n0 + ns)*{co * out.shape[2]}"),
             "    }", *_finish(epilogue, None, None), "}"]
     if name == "ConvWeight":
         x, cog = _Operand(src, node.args[0]), co // groups
-        copy, gy, ldg = _rows_operand(src, node.args[1], t, fname, co, p)
-        make = [f"        const {t}* cols = {fname}_cols;", f"        {fname}_im2col({x.plane('n', 0)}, {fname}_cols);"]
-        decls, start = _buffers(t, fname, {"cols": groups * k * p, "rows": co * p if copy else 1, "gt": co * k})
-        return lines + decls + _im2col(node, x, t, fname) + body + start + [
-            f"    em_blas_threads((long)({cog * k * p}));",
+        copy, gy, ldg = _rows_operand(src, node.args[1], t, fname, co, p, per)
+        decls, start = _buffers(t, fname, {"cols": groups * k * ld, "rows": co * ld if copy else 1, "gt": co * k})
+        return lines + decls + _im2col(node, x, t, fname, ld) + body + start + [
+            f"    em_blas_threads((long)({cog * k * ld}));",
             *([f"    if ({n} == 0) memset({fname}_gt, 0, sizeof({fname}_gt));  /* no sample: a zero gradient */"]
-              if isinstance(n, Expr) else []),
-            f"    for (long n = 0; n < {n}; n++) {{", *make, *copy,
+              if isinstance(n, Expr) else []), *blocks,
+            f"        for (long s = 0; s < ns; s++) {fname}_im2col({x.plane('n0 + s', 0)}, {fname}_cols + s*{p});",
+            *copy,
             f"        for (long g = 0; g < {groups}; g++)",
-            "            " + _gemm(t, "T", "N", cog, k, p, f"{gy} + g*{cog}*{ldg}", ldg, f"cols + g*{k * p}", p,
-                                   "n ? 1 : 0", f"{fname}_gt + g*{cog * k}", cog),
+            "            " + _gemm(t, "T", "N", cog, k, f"ns*{p}", f"{gy} + g*{cog}*{ldg}", ldg,
+                                   f"{fname}_cols + g*{k * ld}", ld, "n0 ? 1 : 0", f"{fname}_gt + g*{cog * k}", cog),
             "    }",
             f"    for (long g = 0; g < {groups}; g++)",
             *["    " + ln for ln in _transpose(f"{fname}_gt + g*{cog * k}", f"y + g*{cog * k}", k, cog, None)],
@@ -205,28 +240,28 @@ def gemm_kernel(src, node, fname, t, epilogue=None):
     # ConvTranspose (see the module's docstring): position-major windows, col2im channels-last.
     cx, h_x, w_x = node.args[0].meta["shape"][1:]
     cxg, width, window = cx // groups, groups * k, kh * kw
-    copy, gy, ldg = _rows_operand(src, node.args[0], t, fname, cx, p)
+    copy, gy, ldg = _rows_operand(src, node.args[0], t, fname, cx, p, per)
     add = (f"{{ {t}* restrict o = orow + @col@*{c}; const {t}* restrict s = crow + q*{width} + "
            f"(i*{kw} + @j@)*{cig}; for (long g = 0; g < {groups}; g++) for (long ci = 0; ci < {cig}; ci++) "
            f"o[g*{cig} + ci] += s[g*{k} + ci]; }}")
-    decls, start = _buffers(t, fname, {"cols": width * p, "rows": cx * p if copy else 1, "wr": cx * k,
+    decls, start = _buffers(t, fname, {"cols": width * ld, "rows": cx * ld if copy else 1, "wr": cx * k,
                                        "ycl": h * w * c})
     return lines + decls + body + start + [
         f"    for (long x = 0; x < {cx}; x++) for (long ci = 0; ci < {cig}; ci++) for (long r = 0; r < {window}; r++)",
         f"        {fname}_wr[(x*{window} + r)*{cig} + ci] = wt[(x*{cig} + ci)*{window} + r];",
-        f"    em_blas_threads((long)({cxg * k * p}));",
-        f"    for (long n = 0; n < {n}; n++) {{", *copy,
+        f"    em_blas_threads((long)({cxg * k * ld}));", *blocks, *copy,
         f"        for (long g = 0; g < {groups}; g++)",
-        "            " + _gemm(t, "N", "T", k, p, cxg, f"{fname}_wr + g*{cxg * k}", k, f"{gy} + g*{cxg}*{ldg}", ldg,
-                               0, f"{fname}_cols + g*{k}", width),
+        "            " + _gemm(t, "N", "T", k, f"ns*{p}", cxg, f"{fname}_wr + g*{cxg * k}", k, f"{gy} + g*{cxg}*{ldg}",
+                               ldg, 0, f"{fname}_cols + g*{k}", width),
+        "        for (long sn = 0; sn < ns; sn++) {",
         f"        memset({fname}_ycl, 0, sizeof({t})*{h * w * c});",
         *_row_loops(h_x, kh, sh, dh, top, h, "        "),
         f"                {t}* restrict orow = {fname}_ycl + ih*{w * c};",
-        f"                const {t}* restrict crow = {fname}_cols + oh*{w_x * width};",
+        f"                const {t}* restrict crow = {fname}_cols + (sn*{p} + oh*{w_x})*{width};",
         *_column_loops(kw, sw, dw, left, w, w_x, lambda j, col: add.replace("@col@", col).replace("@j@", str(j)), "                "),
         "            }", "        }",
-        *_transpose(f"{fname}_ycl", f"y + n*{c * h * w}", h * w, c, "b[c]" if bias is not None else None),
-        "    }", "}"]
+        *_transpose(f"{fname}_ycl", f"y + (n0 + sn)*{c * h * w}", h * w, c, "b[c]" if bias is not None else None),
+        "        }", "    }", "}"]
 
 
 def conv_variants(src, node, fname, t, epilogue, variants=None):

@@ -14,7 +14,7 @@ from ..symbolic import Expr
 from . import conv, copies, gather, indexing, pool, sort
 from .updates import UPDATES, update_attrs, update_of
 
-__all__ = ["CTYPES", "kind_of", "cat_dim", "norm_backward_operands", "elementwise_expr", "c_literal", "VIEWS", "update_of",
+__all__ = ["CTYPES", "kind_of", "cat_dim", "norm_backward_operands", "channel_axes", "elementwise_expr", "c_literal", "VIEWS", "update_of",
            "operands", "reads", "Part", "ROW_REDUCTIONS"]
 
 CTYPES = {np.dtype(np.float32): "float", np.dtype(np.float64): "double",
@@ -160,6 +160,14 @@ def _elu(a, k, d):
     return f"({a[0]} < 0 ? {negative} : {a[0]} * {c_literal(scale, d)})"
 
 
+def _lerp(a, k, d):
+    """torch's two-sided lerp (:class:`ember._ops.pointwise_float.Lerp`): start + w (end - start)
+    for |w| < 0.5, else end - (end - start) (1 - w) (batch norm's running statistics)."""
+    start, end, w = a
+    return (f"({_fn('fabs', d)}({w}) < {c_literal(0.5, d)} ? {start} + {w} * ({end} - {start}) "
+            f": {end} - ({end} - {start}) * ({c_literal(1.0, d)} - {w}))")
+
+
 def _alpha(sign):
     def rule(a, k, d):
         alpha = k.get("alpha", 1)
@@ -206,6 +214,7 @@ ELEMENTWISE = {
     "Hardswish": _hardswish,
     "Hardtanh": _hardtanh,
     "Clamp": _clamp,
+    "Lerp": _lerp,
     "Sign": lambda a, k, d: f"(({CTYPES[d]})(({a[0]} > 0) - ({a[0]} < 0)))",  # 0 at NaN and at -0.0 (+0.0)
     "LogicalNot": lambda a, k, d: f"({a[0]} == 0)",
     "IsNan": lambda a, k, d: f"({a[0]} != {a[0]})",
@@ -387,6 +396,11 @@ def norm_backward_operands(node):
     return tuple(node.args[:6]), (0, 3, 4)
 
 
+def channel_axes(shape, axes):
+    """Whether ``axes`` are batch norm's: every axis of ``shape`` but 1 (the channels)."""
+    return len(shape) >= 2 and tuple(axes) == (0,) + tuple(range(2, len(shape)))
+
+
 def _norm_backward_ok(node):
     """Whether the kernel handles ``node``: statistics over trailing axes, weight and bias
     (or None) of the normalised trailing shape, one floating dtype throughout."""
@@ -397,11 +411,15 @@ def _norm_backward_ok(node):
     k = node.kwargs
     shape = tuple(x.meta["shape"])
     axes = tuple(k["axes"])
-    if not axes or axes != tuple(range(len(shape) - len(axes), len(shape))) or k.get("affine_shape") is not None:
-        return False
     arrays = [a for a in (g, x, mean, var, weight, bias) if a is not None]
     if not all(hasattr(a, "meta") for a in arrays) or len({_dtype(a) for a in arrays}) != 1 \
             or _dtype(x) not in FLOATS or tuple(g.meta["shape"]) != shape:
+        return False
+    if channel_axes(shape, axes):  # batch norm: per-channel weight and bias (norm.channel_backward_kernel)
+        ones = (1,) * (len(shape) - 2)
+        return k.get("affine_shape") in (None, (shape[1],) + ones, (-1,) + ones) and \
+            all(a is None or tuple(a.meta["shape"]) == shape[1:2] for a in (weight, bias))
+    if not axes or axes != tuple(range(len(shape) - len(axes), len(shape))) or k.get("affine_shape") is not None:
         return False
     trailing = shape[len(shape) - len(axes):]
     return all(a is None or tuple(a.meta["shape"]) == trailing for a in (weight, bias))
@@ -470,7 +488,7 @@ def kind_of(node, have_blas):
         x, axes = node.args[0], tuple(node.kwargs.get("axes", ()))
         nd = len(x.meta["shape"])
         trailing = bool(axes) and axes == tuple(range(nd - len(axes), nd))
-        return "norm_stats" if trailing and _dtype(x) in FLOATS else None
+        return "norm_stats" if (trailing or channel_axes(x.meta["shape"], axes)) and _dtype(x) in FLOATS else None
     if target is operator.getitem and getattr(node.args[0].target, "name", None) == "NormStats":
         return "view"  # the mean or the variance: a half of the statistics kernel's buffer
     if name == "NormalizeBackward":

@@ -1,5 +1,7 @@
 """The C kernel of layer norm's backward (``NormalizeBackward`` of :mod:`ember._ops.norm` over
-trailing axes, with or without elementwise weight and bias, centred or RMS).
+trailing axes, with or without elementwise weight and bias, centred or RMS), and batch norm's
+statistics and backward (``NormStats`` and ``NormalizeBackward`` over every axis but the
+channels, axis 1, of a contiguous (N, C, *) array: :func:`.kernels.channel_axes`).
 
 Per row of M normalised elements, with ``xhat = (x - mean) * invstd`` and ``gh = g * weight``:
 ``grad x = invstd * (gh - sum(gh) / M - xhat * sum(gh * xhat) / M)`` (no ``sum(gh)`` term
@@ -15,7 +17,94 @@ from .python import label
 from .plan import _numel
 from .toolchain import simd_reduction
 
-__all__ = ["norm_backward_kernel"]
+__all__ = ["norm_backward_kernel", "channel_stats_kernel", "channel_backward_kernel"]
+
+
+def _channel_sizes(shape):
+    """(N, C, positions per sample and channel) of a (N, C, *) shape, ints or size expressions."""
+    return shape[0], shape[1], _numel(shape[2:])
+
+
+def channel_stats_kernel(src, node, fname):
+    """Batch norm's statistics: per channel c of a contiguous (N, C, *) ``x``, the mean and the
+    biased variance (two passes, the deviations' squares in the second; mean 0 and the mean
+    square when not ``centered``) over the N*H*W values, accumulated in double, into one
+    buffer: the C means, then the C variances."""
+    plan = src.plan
+    x, out = plan.loc[node.args[0]], plan.loc[node]
+    t = CTYPES[out.dtype]
+    n, c, hw = _channel_sizes(x.shape)
+    centered = node.kwargs.get("centered", True)
+    a = "double"  # a channel sums N*H*W values: double for float32 too, as torch's CPU kernels
+    loops = [f"        for (long s = 0; s < {n}; s++) {{",
+             f"            const {t}* restrict xs = x + (s*{c} + ch)*{hw};"]
+    return [f"/* batch norm's mean and variance per channel of {list(x.shape)}: {label(node)} */",
+            f"static void {fname}(void** restrict p) {{",
+            f"    {t}* restrict stats = {src.pointer(out)};",
+            f"    const {t}* restrict x = {src.pointer(x)} + {x.offset};",
+            f"    const {a} count = ({a})({n})*({hw}) > 0 ? ({a})({n})*({hw}) : 1;",
+            f"    for (long ch = 0; ch < {c}; ch++) {{",
+            f"        {a} sum = 0, var = 0;",
+            *([*loops, f"            {simd_reduction('+', 'sum')}",
+               f"            for (long j = 0; j < {hw}; j++) sum += xs[j];", "        }"] if centered else []),
+            f"        const {a} mean = sum / count;",
+            *loops, f"            {simd_reduction('+', 'var')}",
+            f"            for (long j = 0; j < {hw}; j++) {{ {a} d = xs[j] - mean; var += d * d; }}", "        }",
+            f"        stats[ch] = ({t})mean;",
+            f"        stats[{c} + ch] = ({t})(var / count);",
+            "    }", "}"]
+
+
+def channel_backward_kernel(src, node, fname, results):
+    """Batch norm's backward per channel (:func:`.kernels.channel_axes`; ``results`` as for
+    :func:`norm_backward_kernel`): with ``xhat = (x - mean) * invstd`` over the channel's
+    M = N*H*W values, ``grad weight = sum(g * xhat)``, ``grad bias = sum(g)`` (accumulated in
+    double) and ``grad x = invstd * (w g - w sum(g) / M - xhat * w sum(g xhat) / M)``."""
+    plan = src.plan
+    (g, x, mean, var, weight, bias), (ix, iw, ib) = _operands(node)
+    k = node.kwargs
+    gl, xl, ml, vl = plan.loc[g], plan.loc[x], plan.loc[mean], plan.loc[var]
+    t = CTYPES[xl.dtype]
+    sfx = "f" if xl.dtype == np.float32 else ""
+    a = "double"
+    n, c, hw = _channel_sizes(xl.shape)
+    centered = k.get("centered", True)
+    lines = [f"/* batch norm backward per channel of {list(xl.shape)}: {label(node)} */",
+             f"static void {fname}(void** restrict p) {{",
+             f"    const {t}* restrict mean = {src.pointer(ml)} + {ml.offset};",
+             f"    const {t}* restrict var = {src.pointer(vl)} + {vl.offset};",
+             f"    const {t}* restrict g = {src.pointer(gl)} + {gl.offset};",
+             f"    const {t}* restrict x = {src.pointer(xl)} + {xl.offset};"]
+    if weight is not None:
+        wl = plan.loc[weight]
+        lines.append(f"    const {t}* restrict w = {src.pointer(wl)} + {wl.offset};")
+    for index, name in ((ix, "gx"), (iw, "gw"), (ib, "gb")):
+        if index in results:
+            lines.append(f"    {t}* restrict {name} = {src.pointer(results[index])};")
+    lines += [f"    const {a} count = ({a})({n})*({hw}) > 0 ? ({a})({n})*({hw}) : 1;",
+              f"    for (long ch = 0; ch < {c}; ch++) {{",
+              f"        const {t} mu = {'mean[ch]' if centered else '0'};",
+              f"        const {t} invstd = 1 / sqrt{sfx}(var[ch] + {c_literal(k['eps'], xl.dtype)});",
+              f"        const {t} wc = {'w[ch]' if weight is not None else '1'};",
+              f"        {a} sum_g = 0, sum_gx = 0;",
+              f"        for (long s = 0; s < {n}; s++) {{",
+              f"            const long o = (s*{c} + ch)*{hw};",
+              f"            {simd_reduction('+', 'sum_g', 'sum_gx')}",
+              f"            for (long j = 0; j < {hw}; j++) {{ sum_g += g[o + j]; sum_gx += g[o + j] * (x[o + j] - mu); }}",
+              "        }"]
+    if iw in results:
+        lines.append(f"        gw[ch] = ({t})(sum_gx * invstd);")
+    if ib in results:
+        lines.append(f"        gb[ch] = ({t})sum_g;")
+    if ix in results:
+        shift = f"({t})(wc * sum_g / count)" if centered else "0"
+        lines += [f"        const {t} a = {shift}, b = ({t})(wc * sum_gx * invstd / count) * invstd;",
+                  f"        for (long s = 0; s < {n}; s++) {{",
+                  f"            const long o = (s*{c} + ch)*{hw};",
+                  f"            for (long j = 0; j < {hw}; j++)",
+                  "                gx[o + j] = (g[o + j] * wc - a - (x[o + j] - mu) * b) * invstd;",
+                  "        }"]
+    return lines + ["    }", "}"]
 
 
 def norm_backward_kernel(src, node, fname, results):
