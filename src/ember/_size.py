@@ -3,7 +3,7 @@ reading of sizes given as ints or one sequence (``zeros(2, 3)``, ``x.view((2, 3)
 TypeErrors of torch's parser for what is no int."""
 import operator
 
-from ._dtype import PRINTED_MODULE
+from ._dtype import PRINTED_MODULE, bool as _bool
 
 __all__ = ["Size", "sizes_arg", "type_name"]
 
@@ -36,15 +36,20 @@ def type_name(x):
 
 def _index(x, bools):
     """``x`` as an int when torch's parser takes it as one (an int, a NumPy int, an integer
-    tensor of one element; a bool only where ``bools``), else None."""
+    tensor of one element; a bool only where ``bools``), else None. RuntimeError, in torch's
+    words, for a bool tensor of one element (its parser reads the tensor's scalar as an int)."""
     if not bools and type(x).__name__ in ("bool", "bool_"):
         return None
     try:
-        return operator.index(x)
+        value = operator.index(x)
     except TypeError as error:
         if type(error) is not TypeError:  # (a symbolic size's own error)
             raise
         return None
+    if type(x) is not int and getattr(x, "dtype", None) is _bool:
+        raise RuntimeError("Expected scalar.isIntegral( false) to be true, but got false.  (Could this error message be "
+                           "improved?  If so, please report an enhancement request to PyTorch.)")
+    return value
 
 
 def sizes_arg(sizes, name, arg="size", position=1, sequence=False):
@@ -74,6 +79,8 @@ def sizes_arg(sizes, name, arg="size", position=1, sequence=False):
                                 f"error \"type must be tuple of ints,but got {type_name(x)}\"")
             if not one:
                 raise TypeError(f"{name}() takes 1 positional argument but {len(sizes)} were given")
+            if position is None:  # (given by name)
+                raise TypeError(f"{name}(): argument '{arg}' must be tuple of ints, not {type_name(sizes[0])}")
             raise TypeError(f"{name}(): argument '{arg}' (position {position}) must be tuple of ints, but found "
                             f"element of type {type_name(x)} at pos 0")
         values.append(value)

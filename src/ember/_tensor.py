@@ -280,7 +280,6 @@ _DTYPES = _dtype._FROM_NP  # (one dict: bfloat16 joins it on its first use)
 # Every method and operator of Tensor, bound to the public function it runs; each function is
 # defined once, with its op entry, in ember._ops (and ember._creation / ember._random). They are
 # imported after the class because they need it.
-from ._ops.args import shape_arg as _shape_arg  # noqa: E402
 from ._ops import compare as _compare, complex as _complex  # noqa: E402
 from ._ops import gather as _gather, indexing as _indexing  # noqa: E402
 from ._ops import inplace as _inplace, join as _join, splits as _splits  # noqa: E402
@@ -389,13 +388,9 @@ _METHODS = {
     "broadcast_to": _shape.broadcast_to, "sum_to_size": _shape.sum_to_size,
     "contiguous": _shape.contiguous, "clone": _shape.clone,
     "repeat": _join.repeat, "repeat_interleave": _join.repeat_interleave,
-    "tile": _documented(lambda self, *dims: _join.tile(self, dims[0] if len(dims) == 1 else _shape_arg(dims, ("tile", "dims"))),
-                        "``torch.tile(self, dims)``: repeated ``dims`` times along each dim (ints or one sequence)."),
+    "tile": _join.tile,
     "narrow": _join.narrow, "select": _join.select, "split": _splits.split, "chunk": _splits.chunk,
-    "tensor_split": _join.tensor_split, "unbind": _splits.unbind, "flip": _documented(
-        lambda self, *dims, **kw: _join.flip.method(self, dims[0] if len(dims) == 1 else kw.pop("dims") if "dims" in kw
-                                             else _shape_arg(dims, ("flip", "dims")), **kw),
-        "``torch.flip(self, dims)``: the elements in reverse order along ``dims`` (ints or one sequence)."),
+    "tensor_split": _join.tensor_split, "unbind": _splits.unbind, "flip": _join.flip,
     "fliplr": _join.fliplr, "flipud": _join.flipud, "roll": _join.roll, "tril": _join.tril,
     "triu": _join.triu, "diagonal": _join.diagonal, "diagonal_scatter": _join.diagonal_scatter,
     "diag_embed": _join.diag_embed, "diag": _join.diag, "trace": _join.trace,

@@ -19,11 +19,14 @@ from .. import _dtype
 from .._tensor import Tensor
 from .args import _type_word
 
-__all__ = ["parsed", "refusal", "method_form"]
+__all__ = ["parsed", "refusal", "method_refusal", "method_form"]
 
 # torch's signatures of the ops whose refusals are worded here (``~`` marks a hidden one: it
 # accepts calls but is not listed in messages, as torch's deprecated overloads; ``@`` one the
-# Tensor method lacks; a type ending in ``?`` takes None, unprinted).
+# Tensor method lacks; a type ending in ``?`` takes None, unprinted; ``int[]``, printed "tuple of
+# ints", is torch's list without a length, which takes one int only as the sole positional
+# argument of a method (``x.flip(0)``; ``torch.flip(x, 0)`` and ``dims=0`` are refused), where
+# "tuple of ints" (torch's ``int[1]``) takes an int anywhere).
 _TENSOR_OR_NUMBER = ("Tensor input, Tensor other, *, Tensor out = None", "Tensor input, Number other, *, Tensor out = None")
 SIGNATURES = {
     "logsumexp": ("Tensor input, tuple of ints dim, bool keepdim = False, *, Tensor out = None",),
@@ -93,7 +96,11 @@ SIGNATURES = {
                 "Tensor input, tuple of ints source, tuple of ints destination"),
     "squeeze": ("Tensor input", "Tensor input, int dim", "Tensor input, tuple of ints dim"),
     "index_add": ("Tensor input, int dim, Tensor index, Tensor source, *, Number alpha = 1, Tensor out = None",),
-    "flip": ("Tensor input, tuple of ints dims, *, Tensor out = None",),
+    "flip": ("Tensor input, int[] dims, *, Tensor out = None",),
+    "permute": ("Tensor input, int[] dims",),
+    "reshape": ("Tensor input, int[] shape",),
+    "tile": ("Tensor input, int[] dims",),
+    "broadcast_to": ("Tensor input, int[] size",),
     "tril": ("Tensor input, int diagonal = 0, *, Tensor out = None",),
 }
 
@@ -136,18 +143,21 @@ NUMBERS_AS_TENSORS = {"add", "sub", "mul", "eq", "ne", "lt", "le", "gt", "ge", "
 class _Parameter:
     """One parameter of a signature: its type as torch prints it, name, default text (None
     when required) and whether only a keyword reaches it."""
-    __slots__ = ("type", "name", "default", "keyword_only", "numbers", "takes_none")
+    __slots__ = ("type", "name", "default", "keyword_only", "numbers", "takes_none", "no_int")
 
     def __init__(self, text, keyword_only, numbers=False):
         declaration, _, default = text.partition(" = ")
         written, _, self.name = declaration.rpartition(" ")
-        self.type, self.default = written.rstrip("?"), default or None
+        self.no_int = written == "int[]"
+        self.type, self.default = "tuple of ints" if self.no_int else written.rstrip("?"), default or None
         self.takes_none = default == "None" or written.endswith("?")
         self.keyword_only = keyword_only
         self.numbers = numbers and self.type == "Tensor"
 
     def accepts(self, value):
         """Whether ``value`` passes this parameter's type check."""
+        if self.no_int:
+            return isinstance(value, (tuple, list)) and (not value or _int(value[0]))
         return ((value is None and self.takes_none) or _CHECKS.get(self.type, _anything)(value)
                 or (self.numbers and _CHECKS["Number"](value)))
 
@@ -157,7 +167,7 @@ class _Signature:
 
     def __init__(self, text, numbers=False):
         self.hidden, self.function_only = text.startswith("~"), text.startswith("@")
-        self.text = text.lstrip("~@").replace("?", "")
+        self.text = text.lstrip("~@").replace("?", "").replace("int[]", "tuple of ints")
         self.items = text.lstrip("~@").split(", ")  # (torch's reading: "()" has one item, "*" is one)
         star = self.items.index("*") if "*" in self.items else len(self.items) if self.text else 0
         self.params = [_Parameter(t, i > star, numbers) for i, t in enumerate(self.items) if t not in ("*", "")]
@@ -221,7 +231,7 @@ class _Signature:
         return None
 
     def _varargs(self, args):
-        return self.varargs_ints and len(args) > 1 and all(_int(a) for a in args)
+        return self.varargs_ints and args and all(_int(a) for a in args)
 
     def _extra_args(self, name, given):
         most = self.max_positional
@@ -280,6 +290,13 @@ def refusal(name, signatures, args, kwargs):
     return "".join(lines)
 
 
+def method_refusal(name, texts, args, kwargs):
+    """torch's TypeError message for the Tensor method ``name`` called with ``args`` and
+    ``kwargs`` (``self`` left out), whose signatures are ``texts`` (as :data:`METHOD_SIGNATURES`
+    writes them), or None when one of them takes the call."""
+    return refusal(name, [_Signature(text) for text in texts], args, kwargs)
+
+
 def parsed(function, name=None):
     """``function`` (a public op named as in :data:`SIGNATURES`, or ``name`` there: an alias
     torch names in its messages, ``concat``) raising torch's TypeError,
@@ -315,6 +332,17 @@ def parsed(function, name=None):
         return call
 
     call = checked(function, forms, 0)
+    at = next((i for i, p in enumerate(forms[0].params) if p.no_int), None)
+    if at is not None:  # (the body takes ``*dims`` for the method: the function refuses ints here)
+        unchecked = call
+
+        @functools.wraps(function)
+        def call(*args, **kwargs):
+            if len(args) != at + 1 or not isinstance(args[at], (tuple, list)):
+                message = refusal(name, forms, args, kwargs)
+                if message is not None:
+                    raise TypeError(message)
+            return unchecked(*args, **kwargs)
     call.method = checked(function, methods, 1)
     return call
 

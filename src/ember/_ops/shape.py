@@ -14,7 +14,7 @@ from .._size import sizes_arg
 from .args import dims_arg, product, shape_arg
 from ..autograd.grad_mode import DUAL
 from .core import Op, apply, backward_view, dispatches, like_input, named, recording
-from .parser import parsed
+from .parser import method_refusal, parsed
 
 
 def tracked(t):
@@ -73,12 +73,24 @@ def reshape(input, *sizes, shape=None):
     return named(apply(View, input, shape=shape), "ReshapeAliasBackward0")
 
 
-def view(input, *shape, size=None):
+def view(input, *shape, size=None, dtype=None):
     """A view with a new ``shape``; RuntimeError when the strides do not allow one (use
-    ``reshape``). ``view(dtype)``: the same memory read as ``dtype`` (:func:`_view_dtype`)."""
-    if len(shape) == 1 and isinstance(shape[0], _dtype.dtype):
+    ``reshape``). ``view(dtype)``: the same memory read as ``dtype`` (:func:`_view_dtype`).
+    TypeError in torch's words for what neither of its signatures takes."""
+    if len(shape) == 1 and isinstance(shape[0], _dtype.dtype) and size is dtype is None:
         return _view_dtype(input, shape[0])
-    shape = _infer_shape(shape_arg(shape, ("view", "size"), given=size), input._data.size, input._data.shape)
+    if isinstance(dtype, _dtype.dtype) and not shape and size is None:
+        return _view_dtype(input, dtype)
+    try:
+        if dtype is not None:
+            raise TypeError
+        shape = shape_arg(shape, ("view", "size"), given=size)
+    except TypeError:
+        if len(shape) > 1 and size is dtype is None:  # (several sizes: the unpacking's own message)
+            raise
+        kwargs = {k: v for k, v in (("size", size), ("dtype", dtype)) if v is not None}
+        raise TypeError(method_refusal("view", _VIEW_SIGNATURES, shape, kwargs)) from None
+    shape = _infer_shape(shape, input._data.size, input._data.shape)
     if not input._data.flags.c_contiguous:  # a contiguous array always has the view
         probe = input._data.view()
         try:
@@ -129,6 +141,9 @@ class ViewDtype(Op):
     @staticmethod
     def forward(x, dtype):
         return x.view(dtype.np)
+
+
+_VIEW_SIGNATURES = ("torch.dtype dtype", "int[] size")
 
 
 def view_as(input, other):
@@ -240,6 +255,11 @@ def permute(input, *order, dims=None):
     if len(set(dims)) != len(dims):
         raise RuntimeError("permute(): duplicate dims are not allowed.")
     return apply(Permute, input, dims=dims)
+
+
+# ``torch.reshape(x, shape)`` and ``torch.permute(x, dims)``: one sequence, as torch's parser
+# takes no lone int there (the Tensor methods and ember's own calls take the bodies, ints too)
+reshape_function, permute_function = parsed(reshape), parsed(permute)
 
 
 class Permute(Op):
@@ -382,10 +402,10 @@ def expand_as(input, other):
     return expand(input, other.shape)
 
 
-def broadcast_to(input, shape):
-    """``expand(input, shape)``
-    (https://pytorch.org/docs/stable/generated/torch.broadcast_to.html)."""
-    return expand(input, shape)
+@parsed
+def broadcast_to(input, *sizes, size=None):
+    """``expand(input, size)`` (https://pytorch.org/docs/stable/generated/torch.broadcast_to.html)."""
+    return expand(input, shape_arg(sizes, ("broadcast_to", "size"), given=size))
 
 
 def broadcast_shapes(*shapes):

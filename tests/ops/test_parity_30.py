@@ -1,0 +1,66 @@
+"""Small eager parity rows of session 30, each against torch 2.13: sizes and dims that torch's
+parser reads as ``int[]`` (``torch.flip(x, 0)``, ``x.view(size=6)``, ``torch.reshape(x, 6)``
+refused; ``x.flip(0)`` taken), a bool tensor given as a size (torch's RuntimeError)."""
+import numpy as np
+import pytest
+import torch
+
+import ember
+
+
+def _outcome(lib, code):
+    """(class name, message, result's shape and values) of ``code`` run with ``torch`` = ``lib``."""
+    x = lib.arange(6.).reshape(2, 3)
+    try:
+        result = eval(code, {"torch": lib, "x": x, "np": np, "nd": np.ones((2, 3), dtype=np.float32)})
+    except Exception as error:  # the class and words are what is compared
+        return type(error).__name__, str(error), None
+    return "ok", "", (tuple(result.shape), result.tolist()) if hasattr(result, "shape") else result
+
+
+def _same(code):
+    expected, got = _outcome(torch, code), _outcome(ember, code)
+    assert got == expected
+    return expected
+
+
+# torch's ``int[]`` (a list without a length): a lone int only as a method's sole positional argument
+INT_LISTS = [
+    "torch.flip(x, 0)", "torch.flip(x, dims=0)", "x.flip(dims=0)", "torch.flip(x, dims=torch.tensor(0))",
+    "torch.permute(x, 0)", "x.permute(dims=0)", "torch.permute(x, 1, 0)", "torch.reshape(x, 6)",
+    "x.reshape(shape=6)", "x.reshape(shape=(1.5,))", "torch.tile(x, 2)", "x.tile(dims=2)", "torch.broadcast_to(x, 3)",
+    "x.repeat(repeats=2)", "x.view(size=6)", "x.view(size=torch.tensor(6))", "x.view(1.5)", "x.view()",
+    "x.view(dtype=2)", "torch.zeros(size=(1.5,))"]
+TAKEN = [
+    "x.flip(0)", "x.flip(0, 1)", "x.flip(dims=(0,))", "torch.flip(x, [0, 1])", "x.permute(1, 0)",
+    "torch.permute(x, (1, 0))", "torch.reshape(x, shape=(6,))", "x.reshape(6)", "x.tile(2)", "x.tile(2, 2)",
+    "torch.tile(x, (2,))", "torch.broadcast_to(x, size=(2, 3))", "x.broadcast_to(2, 3)", "x.view(size=(3, 2))",
+    "x.view(dtype=torch.int32)", "x.view(torch.int32)", "x.view(torch.Size([6]))"]
+
+
+@pytest.mark.parametrize("code", INT_LISTS)
+def test_a_lone_int_where_torch_takes_a_list_is_torchs_type_error(code):
+    assert _same(code)[0] == "TypeError"
+
+
+@pytest.mark.parametrize("code", TAKEN)
+def test_ints_and_sequences_torch_takes(code):
+    assert _same(code)[0] == "ok"
+
+
+BOOL_SIZES = [
+    "torch.zeros(torch.tensor(True))", "torch.zeros(2, torch.tensor(True))", "torch.zeros(torch.tensor([False]))",
+    "torch.ones((2, torch.tensor(True)))", "x.view(3, torch.tensor(True))", "x.reshape(torch.tensor(True))",
+    "x.expand(torch.tensor(True), 3)", "x.new_zeros(torch.tensor(True))", "x.repeat(torch.tensor(True), 1)",
+    "torch.full((torch.tensor(True),), 1.)", "x.unflatten(1, (torch.tensor(True), 3))",
+    "torch.randn(torch.tensor(True))"]
+
+
+@pytest.mark.parametrize("code", BOOL_SIZES)
+def test_a_bool_tensor_as_a_size_is_torchs_runtime_error(code):
+    assert _same(code)[0] == "RuntimeError"
+
+
+def test_bools_and_int_tensors_as_sizes_torch_takes():
+    for code in ("torch.zeros(2, True)", "x.view(torch.tensor(3), 2)", "torch.zeros(torch.tensor([2]))"):
+        assert _same(code)[0] == "ok"
