@@ -266,7 +266,8 @@ def empty_strided(size, stride, *, dtype=None, device=None, requires_grad=False,
     """An uninitialised tensor of ``size`` with the element ``stride`` given, over storage
     just large enough for it (https://pytorch.org/docs/stable/generated/torch.empty_strided.html)."""
     check_device(device)
-    size, stride = tuple(size), tuple(stride)
+    size = sizes_arg((size,), "empty_strided", position=1, sequence=True)
+    stride = sizes_arg((stride,), "empty_strided", "stride", position=2, sequence=True)
     if len(size) != len(stride):
         raise RuntimeError("mismatch in length of strides and shape")
     dt = np.dtype(_np(dtype))

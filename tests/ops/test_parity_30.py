@@ -1,6 +1,7 @@
 """Small eager parity rows of session 30, each against torch 2.13: sizes and dims that torch's
-parser reads as ``int[]`` (``torch.flip(x, 0)``, ``x.view(size=6)``, ``torch.reshape(x, 6)``
-refused; ``x.flip(0)`` taken), a bool tensor given as a size (torch's RuntimeError)."""
+parser reads as ``int[]`` (``torch.flip(x, 0)``, ``x.view(size=6)``, ``torch.reshape(x, 6)``,
+``normal(0., 1., size=2)`` refused; ``x.flip(0)`` taken), a bool tensor given as a size (torch's
+RuntimeError)."""
 import numpy as np
 import pytest
 import torch
@@ -30,12 +31,20 @@ INT_LISTS = [
     "torch.permute(x, 0)", "x.permute(dims=0)", "torch.permute(x, 1, 0)", "torch.reshape(x, 6)",
     "x.reshape(shape=6)", "x.reshape(shape=(1.5,))", "torch.tile(x, 2)", "x.tile(dims=2)", "torch.broadcast_to(x, 3)",
     "x.repeat(repeats=2)", "x.view(size=6)", "x.view(size=torch.tensor(6))", "x.view(1.5)", "x.view()",
-    "x.view(dtype=2)", "torch.zeros(size=(1.5,))"]
+    "x.view(dtype=2)", "torch.zeros(size=(1.5,))", "x.expand(size=3)", "torch.as_strided(x, 6, 1)", "x.as_strided(6, 1)",
+    "x.as_strided((6,), 1)", "torch.empty_strided(2, 1)", "torch.empty_strided((2,), 1)",
+    # normal's and randint's signatures: the size a sequence, two numbers with one, tensors without
+    "torch.normal(0., 1., size=2)", "torch.normal(0., 1., 2)", "torch.normal(0., 1.)", "torch.normal(x, 1., size=(2,))",
+    "torch.normal(0., 1., size=(1.5,))", "torch.randint(5, size=3)", "torch.randint(5, 3)", "torch.randint(0, 5, 3)",
+    "torch.randint(0, 5, size=3)", "torch.randint(5)", "torch.randint(0, 5, (2,), 1)"]
 TAKEN = [
     "x.flip(0)", "x.flip(0, 1)", "x.flip(dims=(0,))", "torch.flip(x, [0, 1])", "x.permute(1, 0)",
     "torch.permute(x, (1, 0))", "torch.reshape(x, shape=(6,))", "x.reshape(6)", "x.tile(2)", "x.tile(2, 2)",
     "torch.tile(x, (2,))", "torch.broadcast_to(x, size=(2, 3))", "x.broadcast_to(2, 3)", "x.view(size=(3, 2))",
-    "x.view(dtype=torch.int32)", "x.view(torch.int32)", "x.view(torch.Size([6]))"]
+    "x.view(dtype=torch.int32)", "x.view(torch.int32)", "x.view(torch.Size([6]))", "x.expand(size=(2, 3))",
+    "x.expand(size=[4, 2, 3])", "x.as_strided((3,), (2,), 1)", "torch.flip(x, (torch.tensor(True),))",
+    "torch.permute(x, (torch.tensor(True), 0))", "torch.normal(0., 1., size=[2]).shape", "torch.normal(x, 1.).shape",
+    "torch.randint(5, (2,), dtype=torch.int32).shape", "torch.randint(low=0, high=5, size=(2,)).shape"]
 
 
 @pytest.mark.parametrize("code", INT_LISTS)
@@ -53,7 +62,14 @@ BOOL_SIZES = [
     "torch.ones((2, torch.tensor(True)))", "x.view(3, torch.tensor(True))", "x.reshape(torch.tensor(True))",
     "x.expand(torch.tensor(True), 3)", "x.new_zeros(torch.tensor(True))", "x.repeat(torch.tensor(True), 1)",
     "torch.full((torch.tensor(True),), 1.)", "x.unflatten(1, (torch.tensor(True), 3))",
-    "torch.randn(torch.tensor(True))"]
+    "torch.randn(torch.tensor(True))", "torch.normal(0., 1., (torch.tensor(True),))",
+    "torch.randint(5, (2, torch.tensor(True)))"]
+
+
+@pytest.mark.parametrize("code", ["torch.normal(0., -0.5, size=(2,))", "torch.normal(x, float('nan'))",
+                                  "torch.normal(0., -1, size=(2,))"])
+def test_a_negative_or_nan_number_std_is_named_as_torch_names_it(code):
+    assert _same(code)[0] == "RuntimeError"
 
 
 @pytest.mark.parametrize("code", BOOL_SIZES)

@@ -119,26 +119,27 @@ def dtype_arg(input, dtype):
     return input if dtype is None else input.to(dtype)
 
 
-def shape_arg(shape, required=None, names=("view", "size"), given=None):
+def shape_arg(shape, required=None, names=("view", "size"), given=None, symbolic=True):
     """``f(2, 3)`` and ``f((2, 3))`` alike: the sizes as a tuple of ints, TypeError as torch's
     parser words it for what is no int (:func:`ember._size.sizes_arg`). ``required`` names
     the call and the argument, ``("permute", "dims")``, where giving none is PyTorch's TypeError
     (``x.permute()``; ``x.permute(())`` is an empty shape); ``names`` where none is required.
     ``given``: the sizes given by the argument's name (``x.view(size=(2, 3))``), or None: a
-    sequence starting with an int, as torch's parser takes no lone int by name."""
+    sequence starting with an int, as torch's parser takes no lone int by name. ``symbolic``:
+    sizes (:func:`ember._size.sizes_arg`), not dims."""
     if given is not None:
         name, arg = required or names
         if shape:
             raise TypeError(f"{name}() got multiple values for argument '{arg}'")
         try:
-            if not isinstance(given, (tuple, list)) or given and sizes_arg(given[:1], name, arg) is None:
+            if not isinstance(given, (tuple, list)) or given and sizes_arg(given[:1], name, arg, symbolic=symbolic) is None:
                 raise TypeError
         except TypeError:
             raise TypeError(f"{name}(): argument '{arg}' must be tuple of ints, not {_type_word(given)}") from None
         shape = (given,)
     if required and not shape:
         raise TypeError(f'{required[0]}() missing 1 required positional arguments: "{required[1]}"')
-    return sizes_arg(shape, *(required or names)) if shape else ()
+    return sizes_arg(shape, *(required or names), symbolic=symbolic) if shape else ()
 
 
 def product(sizes):

@@ -329,7 +329,7 @@ def flip(input, *order, dims=None):
     """A copy reversed along ``dims`` (a sequence; ints or one sequence for the method; a 0-dim
     tensor: a copy, for dims 0 and -1) (https://pytorch.org/docs/stable/generated/torch.flip.html).
     RuntimeError for a repeated dim."""
-    dims = dims_arg(list(shape_arg(order, ("flip", "dims"), given=dims)), input.ndim)
+    dims = dims_arg(list(shape_arg(order, ("flip", "dims"), given=dims, symbolic=False)), input.ndim)
     return apply(Flip, input, dims=dims or ())
 
 

@@ -102,6 +102,17 @@ SIGNATURES = {
     "tile": ("Tensor input, int[] dims",),
     "broadcast_to": ("Tensor input, int[] size",),
     "tril": ("Tensor input, int diagonal = 0, *, Tensor out = None",),
+    "normal": ("Tensor mean, Tensor std, *, torch.Generator generator = None, Tensor out = None",
+               "Tensor mean, float std = 1, *, torch.Generator generator = None, Tensor out = None",
+               "float mean, Tensor std, *, torch.Generator generator = None, Tensor out = None",
+               "float mean, float std, int[] size, *, torch.Generator generator = None, Tensor out = None, "
+               "torch.dtype dtype = None, torch.layout layout = None, torch.device device = None, "
+               "bool pin_memory = False, bool requires_grad = False"),
+    "as_strided": ("Tensor input, int[] size, int[] stride, int? storage_offset = None",),
+    "randint": tuple(f"{low}int high, int[] size, *, {generator}Tensor out = None, torch.dtype dtype = None, "
+                     "torch.layout layout = None, torch.device device = None, bool pin_memory = False, "
+                     "bool requires_grad = False" for low in ("", "int low, ")
+                     for generator in ("torch.Generator generator, ", "")),
 }
 
 # torch's Tensor-method signatures of ops whose functions are not parsed here: no method takes
@@ -157,7 +168,7 @@ class _Parameter:
     def accepts(self, value):
         """Whether ``value`` passes this parameter's type check."""
         if self.no_int:
-            return isinstance(value, (tuple, list)) and (not value or _int(value[0]))
+            return isinstance(value, (tuple, list)) and (not value or _int(value[0]) or _bool_tensor(value[0]))
         return ((value is None and self.takes_none) or _CHECKS.get(self.type, _anything)(value)
                 or (self.numbers and _CHECKS["Number"](value)))
 
@@ -396,12 +407,18 @@ def _int(value):
     return isinstance(value, (numbers.Integral, np.integer)) and not isinstance(value, (bool, np.bool_))
 
 
+def _bool_tensor(value):
+    """Whether ``value`` is a bool tensor of no dims: torch's parser takes one in a list of ints
+    (its value decides later: 0 or 1 for dims, a RuntimeError for sizes)."""
+    return isinstance(value, Tensor) and value.ndim == 0 and value.dtype is _dtype.bool
+
+
 def _anything(value):
     return True
 
 
 _ELEMENTS = {  # the element check and torch's message for a wrong element, by sequence type
-    "tuple of ints": (_int, "{name}(): argument '{param}' failed to unpack the object at pos {pos} with error "
+    "tuple of ints": (lambda v: _int(v) or _bool_tensor(v), "{name}(): argument '{param}' failed to unpack the object at pos {pos} with error "
                             "\"type must be tuple of ints,but got {type}\""),
     "tuple of Tensors": (lambda v: isinstance(v, Tensor),
                          "expected Tensor as element {at} in argument {index}, but got {type}")}
@@ -412,7 +429,7 @@ _CHECKS = {
     "int": _int,
     "float": lambda v: isinstance(v, numbers.Real) or (isinstance(v, Tensor) and v.ndim == 0),
     "bool": lambda v: isinstance(v, bool),
-    "tuple of ints": lambda v: _int(v) or (isinstance(v, (tuple, list)) and (not v or _int(v[0]))),
+    "tuple of ints": lambda v: _int(v) or (isinstance(v, (tuple, list)) and (not v or _int(v[0]) or _bool_tensor(v[0]))),
     "tuple of Tensors": lambda v: isinstance(v, (tuple, list)),
     "torch.dtype": lambda v: isinstance(v, _dtype.dtype) or any(v is t for t in (float, int, bool, complex)),
     "str": lambda v: isinstance(v, str),

@@ -244,7 +244,7 @@ class Unsqueeze(View):
 def permute(input, *order, dims=None):
     """A view with the dimensions in the order ``dims``; RuntimeError for a wrong count or
     repeated dims (https://pytorch.org/docs/stable/generated/torch.permute.html)."""
-    dims = shape_arg(order, ("permute", "dims"), given=dims)
+    dims = shape_arg(order, ("permute", "dims"), given=dims, symbolic=False)
     if sorted(dims) == list(range(input.ndim)):
         return apply(Permute, input, dims=dims)  # valid as given: non-negative, distinct
     if len(dims) != input.ndim:
@@ -330,9 +330,10 @@ def movedim(input, source, destination):
 moveaxis = movedim
 
 
-def expand(input, *sizes):
-    """Broadcast view to ``sizes`` (-1 keeps a dimension); RuntimeError naming both shapes."""
-    sizes = shape_arg(sizes, ("expand", "size"))
+def expand(input, *sizes, size=None):
+    """Broadcast view to ``sizes`` (ints or one sequence; ``size=``: a sequence) (-1 keeps a
+    dimension); RuntimeError naming both shapes."""
+    sizes = shape_arg(sizes, ("expand", "size"), given=size)
     shape = tuple(input.shape)
     if len(sizes) < len(shape):
         raise RuntimeError(f"expand({_dtype.legacy_type_name(input.dtype)}{{{list(shape)}}}, size={list(sizes)}): the number of "
