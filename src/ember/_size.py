@@ -38,6 +38,8 @@ def _index(x, bools, symbolic=True):
     """``x`` as an int when torch's parser takes it as one (an int, a NumPy int, an integer
     tensor of one element; a bool only where ``bools``), else None. ``symbolic`` (torch's
     ``SymInt[]``, sizes): RuntimeError, in torch's words, for a bool tensor of one element."""
+    if type(x) is int:
+        return x
     if not bools and type(x).__name__ in ("bool", "bool_"):
         return None
     try:
@@ -46,7 +48,7 @@ def _index(x, bools, symbolic=True):
         if type(error) is not TypeError:  # (a symbolic size's own error)
             raise
         return None
-    if symbolic and type(x) is not int and getattr(x, "dtype", None) is _bool:
+    if symbolic and getattr(x, "dtype", None) is _bool:
         raise RuntimeError("Expected scalar.isIntegral( false) to be true, but got false.  (Could this error message be "
                            "improved?  If so, please report an enhancement request to PyTorch.)")
     return value

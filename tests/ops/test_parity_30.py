@@ -80,3 +80,40 @@ def test_a_bool_tensor_as_a_size_is_torchs_runtime_error(code):
 def test_bools_and_int_tensors_as_sizes_torch_takes():
     for code in ("torch.zeros(2, True)", "x.view(torch.tensor(3), 2)", "torch.zeros(torch.tensor([2]))"):
         assert _same(code)[0] == "ok"
+
+
+# a NumPy array: torch's functions refuse one (the parser's TypeError), its operators take one
+ARRAY_FUNCTIONS = [
+    "torch.add(x, nd)", "torch.add(nd, x)", "torch.add(x, np.array(2.))", "torch.sub(x, nd)", "torch.mul(x, nd)",
+    "torch.div(x, nd)", "torch.eq(x, nd)", "torch.ne(x, nd)", "torch.lt(nd, x)", "torch.maximum(x, nd)",
+    "torch.atan2(x, nd)", "torch.hypot(x, nd)", "torch.logical_and(x, nd)", "torch.lerp(x, nd, 0.5)",
+    "torch.clamp(x, nd)", "torch.matmul(x, nd.T)", "x.add(nd)", "x.mul(nd)", "x.sub(nd)", "x.eq(nd)",
+    "torch.exp(nd)", "torch.sqrt(nd)", "torch.sigmoid(nd)", "torch.neg(nd)", "torch.abs(nd)", "torch.relu(nd)",
+    "torch.isnan(nd)", "torch.clone(nd)", "torch.sum(nd)", "torch.mean(nd)", "torch.max(nd)", "torch.argmax(nd)",
+    "torch.cumsum(nd, 0)", "torch.softmax(nd, 0)"]
+
+
+@pytest.mark.parametrize("code", ARRAY_FUNCTIONS)
+def test_function_forms_refuse_a_numpy_array_in_torchs_words(code):
+    assert _same(code)[0] == "TypeError"
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")  # (torch's __array_wrap__, NumPy 2)
+@pytest.mark.parametrize("code", ["x + nd", "x - nd", "x * nd", "x / nd", "x ** nd", "x % nd", "x // nd", "x == nd",
+                                  "nd / x", "x + np.array(2.)", "x.int() + np.array(2)", "x.int() + np.array([2, 2, 2])"])
+def test_operators_take_a_numpy_array_with_numpys_promotion(code):
+    expected = eval(code, {"x": torch.arange(6.).reshape(2, 3), "np": np, "nd": np.ones((2, 3), dtype=np.float32)})
+    got = eval(code, {"x": ember.arange(6.).reshape(2, 3), "np": np, "nd": np.ones((2, 3), dtype=np.float32)})
+    assert str(got.dtype).split(".")[1] == str(expected.dtype).split(".")[1]
+    assert got.tolist() == expected.tolist()
+
+
+def test_an_operator_inside_ember_and_a_user_operator_calling_a_function():
+    x = ember.ones(2, requires_grad=True)
+    assert (x * np.full(2, 3.0)).sum().item() == 6.0  # (ember's operators record it: torch's call NumPy)
+
+    class Wrapper:
+        def __add__(self, other):
+            return ember.add(x, other)
+    with pytest.raises(TypeError, match=r"add\(\): argument 'other' \(position 2\) must be Tensor, not numpy.ndarray"):
+        Wrapper() + np.ones(2)

@@ -39,7 +39,7 @@ def tensor_args(name, *values, names=("input", "other")):
     for position, value in enumerate(values, 1):
         if not isinstance(value, Tensor):
             raise TypeError(f"{name}(): argument '{names[position - 1]}' (position {position}) must be "
-                            f"Tensor, not {type(value).__name__}")
+                            f"Tensor, not {_type_word(value)}")
 
 
 _TENSOR_OR_NUMBER = (" * (Tensor input, Tensor other, *, Tensor out = None)\n"

@@ -217,6 +217,9 @@ class _Signature:
                     position = len(args)
                     continue
                 where = "" if keyword else f" (position {position + 1})"
+                if not keyword and param.type == "tuple of ints" and isinstance(value, (tuple, list)):
+                    return (f"{name}(): argument '{param.name}'{where} must be tuple of ints, but found element of "
+                            f"type {_type_word(value[0])} at pos 0")
                 return f"{name}(): argument '{param.name}'{where} must be {param.type}, not {_type_word(value)}"
             position += not keyword
         names = {p.name for p in self.params}
@@ -242,7 +245,7 @@ class _Signature:
         return None
 
     def _varargs(self, args):
-        return self.varargs_ints and args and all(_int(a) for a in args)
+        return self.varargs_ints and args and (_int(args[0]) or _bool_tensor(args[0]))  # (the rest: unpacked)
 
     def _extra_args(self, name, given):
         most = self.max_positional

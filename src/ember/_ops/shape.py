@@ -79,10 +79,10 @@ def view(input, *shape, size=None, dtype=None):
     TypeError in torch's words for what neither of its signatures takes."""
     if len(shape) == 1 and isinstance(shape[0], _dtype.dtype) and size is dtype is None:
         return _view_dtype(input, shape[0])
-    if isinstance(dtype, _dtype.dtype) and not shape and size is None:
+    if dtype is not None and isinstance(dtype, _dtype.dtype) and not shape and size is None:
         return _view_dtype(input, dtype)
     try:
-        if dtype is not None:
+        if dtype is not None:  # (with sizes: no signature takes both)
             raise TypeError
         shape = shape_arg(shape, ("view", "size"), given=size)
     except TypeError:
@@ -257,8 +257,8 @@ def permute(input, *order, dims=None):
     return apply(Permute, input, dims=dims)
 
 
-# ``torch.reshape(x, shape)`` and ``torch.permute(x, dims)``: one sequence, as torch's parser
-# takes no lone int there (the Tensor methods and ember's own calls take the bodies, ints too)
+# ``torch.reshape(x, shape)`` and ``torch.permute(x, dims)``: one sequence, as torch's parser takes
+# no lone int there (their ``method``s take ints too); ember's own calls take the bodies, unchecked
 reshape_function, permute_function = parsed(reshape), parsed(permute)
 
 
