@@ -9,9 +9,7 @@ import warnings
 
 import numpy as np
 
-from . import _dtype
-from . import _layout
-from . import _memory_format
+from . import _dtype, _layout, _memory_format
 from ._backend import as_array, cast, dense, empty_strided_like, int_operand, namespace, quiet, restore
 from ._backend.shared import own_span
 from ._backend.sparse import SparseCOO, SparseUnsupported, unsupported_message
@@ -498,9 +496,9 @@ def eye(n, m=None, *, dtype=None, device=None, requires_grad=False, out=None):
 
 
 # ---- dtype conversion and new_* -------------------------------------------------------------------
-def to(input, *args, dtype=None, device=None, non_blocking=False, copy=False, memory_format=None):
-    """``to(dtype)``, ``to(device)``, ``to(other)``, ``to(device, dtype)``: a tensor with the
-    requested dtype (``input`` itself when nothing changes and ``copy`` is False)."""
+def to(input, *args, dtype=None, device=None, non_blocking=False, copy=False, memory_format=None, **unknown):
+    """``to(dtype)``, ``to(device)``, ``to(other)``, ``to(device, dtype)``: a tensor with the requested
+    dtype (``input`` itself when nothing changes and ``copy`` is False); else torch's TypeError."""
     for a in args:
         if isinstance(a, _dtype.dtype):
             dtype = a
@@ -511,7 +509,10 @@ def to(input, *args, dtype=None, device=None, non_blocking=False, copy=False, me
         elif isinstance(a, builtins.bool):
             non_blocking = a
         else:
-            raise TypeError(f"to() received an invalid combination of arguments - got ({type(a).__name__})")
+            unknown[None] = a  # (an argument no signature takes: refused below, with the keywords)
+    if unknown:
+        from ._ops.parser import method_refusal  # (the parser imports this module)
+        raise TypeError(method_refusal("to", args, {k: v for k, v in unknown.items() if k is not None}))
     if device is not None and device_type(device) == "meta":
         return to_meta(input, dtype)
     if type(input._data) is MetaArray and device is not None:

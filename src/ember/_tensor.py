@@ -389,7 +389,7 @@ _METHODS = {
     "contiguous": _shape.contiguous, "clone": _shape.clone,
     "repeat": _join.repeat, "repeat_interleave": _join.repeat_interleave,
     "tile": _join.tile,
-    "narrow": _join.narrow, "select": _join.select, "split": _splits.split, "chunk": _splits.chunk,
+    "narrow": _join.narrow, "select": _join.select, "split": _splits.split_method, "chunk": _splits.chunk,
     "tensor_split": _join.tensor_split, "unbind": _splits.unbind, "flip": _join.flip,
     "fliplr": _join.fliplr, "flipud": _join.flipud, "roll": _join.roll, "tril": _join.tril,
     "triu": _join.triu, "diagonal": _join.diagonal, "diagonal_scatter": _join.diagonal_scatter,

@@ -117,3 +117,24 @@ def test_an_operator_inside_ember_and_a_user_operator_calling_a_function():
             return ember.add(x, other)
     with pytest.raises(TypeError, match=r"add\(\): argument 'other' \(position 2\) must be Tensor, not numpy.ndarray"):
         Wrapper() + np.ones(2)
+
+
+# methods whose bad calls kept Python's wording: sort and to (torch's parser), split (torch's Python method)
+METHOD_CALLS = [
+    "x.sort(foo=1)", "x.sort(1, 2, 3, 4)", "x.sort('a')", "x.sort(dim='a')", "x.sort(0, stable=True)",
+    "torch.sort(x, foo=1)", "torch.sort(x, 'a')", "torch.sort(x, 0, True, 1)", "torch.sort()",
+    "x.view(foo=1)", "x.view(1, foo=1)", "x.to(foo=1)", "x.to(torch.float64, foo=1)", "x.to(0, 0, 0, 0, 0, 0)",
+    "x.split()", "x.split(foo=1)", "x.split('s')", "x.split(split_size_or_sections=1)", "torch.split(x, 's')",
+    "x.split(0, 0, 0, 0, 0, 0)"]
+
+
+@pytest.mark.parametrize("code", METHOD_CALLS)
+def test_bad_calls_of_methods_without_out_are_worded_as_torch(code):
+    assert _same(code)[0] == "TypeError"
+
+
+@pytest.mark.parametrize("code", ["len(x.split(split_size=1))", "x.sort(descending=True)[1]", "torch.sort(x, axis=0)[0]",
+                                  "torch.sort(x, dim=0, stable=True)[0]", "x.to('cpu', torch.float64)",
+                                  "x.to(x.int())", "x.to(dtype=torch.int32)"])
+def test_calls_of_those_methods_torch_takes(code):
+    assert _same(code)[0] == "ok"

@@ -109,6 +109,8 @@ SIGNATURES = {
                "torch.dtype dtype = None, torch.layout layout = None, torch.device device = None, "
                "bool pin_memory = False, bool requires_grad = False"),
     "as_strided": ("Tensor input, int[] size, int[] stride, int? storage_offset = None",),
+    "sort": ("Tensor input, *, bool stable, int dim = -1, bool descending = False, tuple of Tensors out = None",
+             "Tensor input, int dim = -1, bool descending = False, *, tuple of Tensors out = None"),
     "randint": tuple(f"{low}int high, int[] size, *, {generator}Tensor out = None, torch.dtype dtype = None, "
                      "torch.layout layout = None, torch.device device = None, bool pin_memory = False, "
                      "bool requires_grad = False" for low in ("", "int low, ")
@@ -132,6 +134,15 @@ METHOD_SIGNATURES = {
               "tuple of ints dim = None, *, Number correction = None, bool keepdim = False", "bool unbiased = True")
        for name in ("var", "std")},
     "round": ("", "*, int decimals"),
+}
+
+# torch's signatures of Tensor methods without a function form, whose bodies word their refusals
+# with them (:func:`method_refusal`)
+_TO_REST = "bool non_blocking = False, bool copy = False, *, torch.memory_format memory_format = None"
+METHOD_ONLY_SIGNATURES = {
+    "view": ("torch.dtype dtype", "int[] size"),
+    "to": (f"torch.device device = None, torch.dtype dtype = None, {_TO_REST}", f"torch.dtype dtype, {_TO_REST}",
+           f"Tensor tensor, {_TO_REST}"),
 }
 
 # torch's methods that take no argument at all (its "takes no keyword arguments"), and the ones
@@ -304,11 +315,10 @@ def refusal(name, signatures, args, kwargs):
     return "".join(lines)
 
 
-def method_refusal(name, texts, args, kwargs):
-    """torch's TypeError message for the Tensor method ``name`` called with ``args`` and
-    ``kwargs`` (``self`` left out), whose signatures are ``texts`` (as :data:`METHOD_SIGNATURES`
-    writes them), or None when one of them takes the call."""
-    return refusal(name, [_Signature(text) for text in texts], args, kwargs)
+def method_refusal(name, args, kwargs):
+    """torch's TypeError message for the Tensor method ``name`` (in :data:`METHOD_ONLY_SIGNATURES`)
+    called with ``args`` and ``kwargs`` (``self`` left out), or None when a signature takes it."""
+    return refusal(name, [_Signature(text) for text in METHOD_ONLY_SIGNATURES[name]], args, kwargs)
 
 
 def parsed(function, name=None):

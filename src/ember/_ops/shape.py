@@ -73,7 +73,7 @@ def reshape(input, *sizes, shape=None):
     return named(apply(View, input, shape=shape), "ReshapeAliasBackward0")
 
 
-def view(input, *shape, size=None, dtype=None):
+def view(input, *shape, size=None, dtype=None, **unknown):
     """A view with a new ``shape``; RuntimeError when the strides do not allow one (use
     ``reshape``). ``view(dtype)``: the same memory read as ``dtype`` (:func:`_view_dtype`).
     TypeError in torch's words for what neither of its signatures takes."""
@@ -82,14 +82,14 @@ def view(input, *shape, size=None, dtype=None):
     if dtype is not None and isinstance(dtype, _dtype.dtype) and not shape and size is None:
         return _view_dtype(input, dtype)
     try:
-        if dtype is not None:  # (with sizes: no signature takes both)
+        if dtype is not None or unknown:  # (with sizes: no signature takes both)
             raise TypeError
         shape = shape_arg(shape, ("view", "size"), given=size)
     except TypeError:
-        if len(shape) > 1 and size is dtype is None:  # (several sizes: the unpacking's own message)
+        if len(shape) > 1 and size is dtype is None and not unknown:  # (several sizes: the unpacking's own message)
             raise
         kwargs = {k: v for k, v in (("size", size), ("dtype", dtype)) if v is not None}
-        raise TypeError(method_refusal("view", _VIEW_SIGNATURES, shape, kwargs)) from None
+        raise TypeError(method_refusal("view", shape, {**kwargs, **unknown})) from None
     shape = _infer_shape(shape, input._data.size, input._data.shape)
     if not input._data.flags.c_contiguous:  # a contiguous array always has the view
         probe = input._data.view()
@@ -141,9 +141,6 @@ class ViewDtype(Op):
     @staticmethod
     def forward(x, dtype):
         return x.view(dtype.np)
-
-
-_VIEW_SIGNATURES = ("torch.dtype dtype", "int[] size")
 
 
 def view_as(input, other):
