@@ -18,6 +18,7 @@ from ._device import check_device, device as _device_cls, device_type
 from ._meta import placed, to_meta
 from ._ops.core import Op, apply
 from ._ops.outs import factory_out
+from ._ops.parser import method_refusal
 from ._ops.refusals import refuse_unsigned
 from ._size import sizes_arg
 from ._python_ints import LONG_LONG, check_fits, first_sizes, is_sequence, listed, refuse_first_elements, refuse_ragged, unsigned64
@@ -427,7 +428,7 @@ def _like(fill):
              layout=None):
         out = _beside(input, fill, (input.shape,), dtype or input.dtype, requires_grad, device=device)
         return _in_format(out, input, memory_format, like.__name__)
-    like.__name__ = fill + "_like"
+    like.__name__ = like.__qualname__ = fill + "_like"  # (Python's errors name it)
     like.__doc__ = (f"``{fill}`` with the shape (and, unless given, dtype) of ``input``, on its device, laid out as "
                     "``memory_format`` (by default as a channels-last ``input`` is).")
     return like
@@ -511,7 +512,6 @@ def to(input, *args, dtype=None, device=None, non_blocking=False, copy=False, me
         else:
             unknown[None] = a  # (an argument no signature takes: refused below, with the keywords)
     if unknown:
-        from ._ops.parser import method_refusal  # (the parser imports this module)
         raise TypeError(method_refusal("to", args, {k: v for k, v in unknown.items() if k is not None}))
     if device is not None and device_type(device) == "meta":
         return to_meta(input, dtype)

@@ -413,9 +413,7 @@ _METHODS = {
     "to": _creation.to, "new_zeros": _creation.new_zeros, "new_ones": _creation.new_ones,
     "new_empty": _creation.new_empty, "new_full": _creation.new_full,
     "new_tensor": _creation.new_tensor,
-    "where": _documented(lambda self, condition, other: _binary.where(condition, self, other),
-                         "``torch.where(condition, self, other)``: ``self`` where ``condition`` holds, "
-                         "else ``other``."),
+    "where": _binary.where_method,
     "float": _creation.cast_to(_dtype.float32), "double": _creation.cast_to(_dtype.float64),
     "half": _creation.cast_to(_dtype.float16), "long": _creation.cast_to(_dtype.int64),
     "int": _creation.cast_to(_dtype.int32), "short": _creation.cast_to(_dtype.int16),

@@ -138,3 +138,16 @@ def test_bad_calls_of_methods_without_out_are_worded_as_torch(code):
                                   "x.to(x.int())", "x.to(dtype=torch.int32)"])
 def test_calls_of_those_methods_torch_takes(code):
     assert _same(code)[0] == "ok"
+
+
+@pytest.mark.parametrize("code", [
+    "torch.where()", "torch.where(x, foo=1)", "torch.where(x > 0, 's')", "torch.where('s')",
+    "torch.where(x > 0, 0, 0, 0, 0, 0, 0)", "torch.where(1, foo=1)", "torch.where(x > 0, x, nd)",
+    "torch.zeros_like(x, 's')", "torch.ones_like(x, foo=1)", "torch.empty_like(x, 0, 0)"])
+def test_where_and_the_like_factories_word_bad_calls_as_torch(code):
+    assert _same(code)[0] == "TypeError"
+
+
+@pytest.mark.parametrize("code", ["x.where()", "x.where(foo=1)", "x.where('s')", "x.where(0, 0, 0, 0, 0, 0)"])
+def test_tensor_where_words_bad_calls_as_torch(code):
+    assert _same(code)[0] == "TypeError"

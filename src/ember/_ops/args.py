@@ -13,13 +13,13 @@ import os
 import sys
 import warnings
 
-from .. import _dtype
 from .._creation import tensor
-from .._size import sizes_arg, type_name
+from .._size import sizes_arg
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.grad_mode import STATE
 from .core import write_into
 from .outs import resize_out
+from .parser import _type_word
 
 __all__ = ["tensor_arg", "tensor_args", "tensor_input", "invalid_combination", "ALL_DIMS", "int_dim",
            "stable_by_keyword", "dims_arg", "dtype_arg", "shape_arg", "product", "with_out", "resize_out", "c_type_name",
@@ -61,15 +61,6 @@ def invalid_combination(name, args, signatures, **kwargs):
     got = [_type_word(a) for a in args] + [f"{k}={_type_word(v)}" for k, v in kwargs.items()]
     return (f"{name}() received an invalid combination of arguments - got ({', '.join(got)}), "
             f"but expected one of:\n{signatures}")
-
-
-def _type_word(x):
-    """A type as torch's messages name it: the C type's name, dotted for NumPy's (``numpy.bool``)."""
-    if isinstance(x, Tensor):
-        return "Tensor"
-    if isinstance(x, _dtype.dtype):
-        return "torch.dtype"
-    return type_name(x)
 
 
 class _AllDims:

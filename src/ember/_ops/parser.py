@@ -16,8 +16,8 @@ import numbers
 import numpy as np
 
 from .. import _dtype
+from .._size import type_name
 from .._tensor import Tensor
-from .args import _type_word
 
 __all__ = ["parsed", "refusal", "method_refusal", "method_form"]
 
@@ -109,6 +109,9 @@ SIGNATURES = {
                "torch.dtype dtype = None, torch.layout layout = None, torch.device device = None, "
                "bool pin_memory = False, bool requires_grad = False"),
     "as_strided": ("Tensor input, int[] size, int[] stride, int? storage_offset = None",),
+    "where": ("Tensor condition", "Tensor condition, Tensor input, Tensor other, *, Tensor out = None",
+              "Tensor condition, Number self, Tensor other", "Tensor condition, Tensor input, Number other",
+              "Tensor condition, Number self, Number other"),
     "sort": ("Tensor input, *, bool stable, int dim = -1, bool descending = False, tuple of Tensors out = None",
              "Tensor input, int dim = -1, bool descending = False, *, tuple of Tensors out = None"),
     "randint": tuple(f"{low}int high, int[] size, *, {generator}Tensor out = None, torch.dtype dtype = None, "
@@ -141,6 +144,7 @@ METHOD_SIGNATURES = {
 _TO_REST = "bool non_blocking = False, bool copy = False, *, torch.memory_format memory_format = None"
 METHOD_ONLY_SIGNATURES = {
     "view": ("torch.dtype dtype", "int[] size"),
+    "where": ("Tensor condition, Tensor other", "Tensor condition, Number other"),
     "to": (f"torch.device device = None, torch.dtype dtype = None, {_TO_REST}", f"torch.dtype dtype, {_TO_REST}",
            f"Tensor tensor, {_TO_REST}"),
 }
@@ -424,6 +428,15 @@ def _bool_tensor(value):
     """Whether ``value`` is a bool tensor of no dims: torch's parser takes one in a list of ints
     (its value decides later: 0 or 1 for dims, a RuntimeError for sizes)."""
     return isinstance(value, Tensor) and value.ndim == 0 and value.dtype is _dtype.bool
+
+
+def _type_word(x):
+    """A type as torch's messages name it: the C type's name, dotted for NumPy's (``numpy.bool``)."""
+    if isinstance(x, Tensor):
+        return "Tensor"
+    if isinstance(x, _dtype.dtype):
+        return "torch.dtype"
+    return type_name(x)
 
 
 def _anything(value):
