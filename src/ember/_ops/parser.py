@@ -320,9 +320,12 @@ def refusal(name, signatures, args, kwargs):
 
 
 def method_refusal(name, args, kwargs):
-    """torch's TypeError message for the Tensor method ``name`` (in :data:`METHOD_ONLY_SIGNATURES`)
-    called with ``args`` and ``kwargs`` (``self`` left out), or None when a signature takes it."""
-    return refusal(name, [_Signature(text) for text in METHOD_ONLY_SIGNATURES[name]], args, kwargs)
+    """torch's TypeError message for the Tensor method ``name`` (in :data:`METHOD_ONLY_SIGNATURES`,
+    or the method form of :data:`SIGNATURES`) called with ``args`` and ``kwargs`` (``self`` left
+    out), or None when a signature takes it."""
+    texts = METHOD_ONLY_SIGNATURES.get(name)
+    forms = [_Signature(text) for text in texts] if texts else [_Signature(text).method() for text in SIGNATURES[name]]
+    return refusal(name, [form for form in forms if form is not None], args, kwargs)
 
 
 def parsed(function, name=None):

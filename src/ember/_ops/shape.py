@@ -53,8 +53,10 @@ def _shape_text(shape):
     return shape
 
 
-def reshape(input, *sizes, shape=None):
+def reshape(input, *sizes, shape=None, **unknown):
     """Same elements in a new ``shape`` (one entry may be -1); a view when strides allow."""
+    if unknown:  # (torch's words, as its Tensor method's)
+        raise TypeError(method_refusal("reshape", sizes, {**({} if shape is None else {"shape": shape}), **unknown}))
     shape = _infer_shape(shape_arg(sizes, ("reshape", "shape"), given=shape), input._data.size, input._data.shape)
     if shape == input._data.shape and not tracked(input):
         return input._alias()
@@ -238,9 +240,11 @@ class Unsqueeze(View):
     pass
 
 
-def permute(input, *order, dims=None):
+def permute(input, *order, dims=None, **unknown):
     """A view with the dimensions in the order ``dims``; RuntimeError for a wrong count or
     repeated dims (https://pytorch.org/docs/stable/generated/torch.permute.html)."""
+    if unknown:  # (torch's words, as its Tensor method's)
+        raise TypeError(method_refusal("permute", order, {**({} if dims is None else {"dims": dims}), **unknown}))
     dims = shape_arg(order, ("permute", "dims"), given=dims, symbolic=False)
     if sorted(dims) == list(range(input.ndim)):
         return apply(Permute, input, dims=dims)  # valid as given: non-negative, distinct
@@ -255,7 +259,7 @@ def permute(input, *order, dims=None):
 
 
 # ``torch.reshape(x, shape)`` and ``torch.permute(x, dims)``: one sequence, as torch's parser takes
-# no lone int there (their ``method``s take ints too); ember's own calls take the bodies, unchecked
+# no lone int there; the Tensor methods and ember's own calls take the bodies (ints too)
 reshape_function, permute_function = parsed(reshape), parsed(permute)
 
 
