@@ -291,7 +291,7 @@ from ._ops import pointwise_unary as _unary  # noqa: E402
 from ._ops import reduce as _reduce  # noqa: E402
 from ._ops import shape as _shape, variance as _variance  # noqa: E402
 from ._ops import parser as _parser, softmax as _softmax, sort as _sort  # noqa: E402
-from ._ops import numeric as _numeric  # noqa: E402
+from ._ops import numeric as _numeric, numpy_operands as _numpy_operands  # noqa: E402
 from ._ops import special as _special  # noqa: E402
 from ._ops import scan as _scan  # noqa: E402
 from ._ops import statistics as _statistics  # noqa: E402
@@ -558,6 +558,8 @@ for _name, _function in _IN_PLACE_ONLY.items():
     setattr(Tensor, _name, _function)
 for _name, _function in _OPERATORS.items():  # augmented assignments name their in-place method
     setattr(Tensor, _name, getattr(Tensor, _function) if isinstance(_function, str) else _function)
+    if not isinstance(_function, str) and getattr(sys.modules[_function.__module__], _function.__name__, None) is not _function:
+        _numpy_operands.OPERATOR_CODES.add(_function.__code__)  # (no public function: an operator's own)
 for _name, _function in {**_PROPERTIES, **_tensor_extras.PROPERTIES}.items():
     setattr(Tensor, _name, property(_function))
 del _name, _function

@@ -2,6 +2,8 @@
 parser reads as ``int[]`` (``torch.flip(x, 0)``, ``x.view(size=6)``, ``torch.reshape(x, 6)``,
 ``normal(0., 1., size=2)`` refused; ``x.flip(0)`` taken), a bool tensor given as a size (torch's
 RuntimeError)."""
+import operator
+
 import numpy as np
 import pytest
 import torch
@@ -111,6 +113,8 @@ def test_operators_take_a_numpy_array_with_numpys_promotion(code):
 def test_an_operator_inside_ember_and_a_user_operator_calling_a_function():
     x = ember.ones(2, requires_grad=True)
     assert (x * np.full(2, 3.0)).sum().item() == 6.0  # (ember's operators record it: torch's call NumPy)
+    assert operator.add(x, np.ones(2)).tolist() == [2.0, 2.0]  # (an operator's slot, called from outside)
+    assert sum([x.detach(), np.ones(2)]).tolist() == [2.0, 2.0]
 
     class Wrapper:
         def __add__(self, other):
