@@ -364,7 +364,8 @@ def parsed(function, name=None):
 
     call = checked(function, forms, 0)
     at = next((i for i, p in enumerate(forms[0].params) if p.no_int), None)
-    if at is not None:  # (the body takes ``*dims`` for the method: the function refuses ints here)
+    if at is not None and any(p.kind is p.VAR_POSITIONAL for p in _parameters(function).values()):
+        # (the body takes ``*dims`` for the method: the function refuses ints there)
         unchecked = call
 
         @functools.wraps(function)
