@@ -33,7 +33,8 @@ from ._ops.complex import (adjoint, angle, complex, conj, conj_physical, imag, i
 from ._ops.linalg import (addmm, baddbmm, bmm, dist, dot, einsum, ger, inner, matmul, mm, mv,
                           outer, tensordot, vdot, vector_norm)
 from ._ops.shape import (broadcast_shapes, broadcast_tensors, broadcast_to, clone, contiguous,
-                         expand, expand_as, flatten, moveaxis, movedim, permute, ravel, reshape,
+                         expand, expand_as, flatten, moveaxis, movedim, permute_function as permute, ravel,
+                         reshape_function as reshape,
                          reshape_as, squeeze, sum_to_size, swapaxes, swapdims, t, transpose,
                          unflatten, unsqueeze, view, view_as)
 from ._ops.join import (cartesian_prod, cat, concat, concatenate, diag, diag_embed, diagonal,

@@ -9,9 +9,7 @@ import warnings
 
 import numpy as np
 
-from . import _dtype
-from . import _layout
-from . import _memory_format
+from . import _dtype, _layout, _memory_format
 from ._backend import as_array, cast, dense, empty_strided_like, int_operand, namespace, quiet, restore
 from ._backend.shared import own_span
 from ._backend.sparse import SparseCOO, SparseUnsupported, unsupported_message
@@ -20,6 +18,7 @@ from ._device import check_device, device as _device_cls, device_type
 from ._meta import placed, to_meta
 from ._ops.core import Op, apply
 from ._ops.outs import factory_out
+from ._ops.parser import method_refusal
 from ._ops.refusals import refuse_unsigned
 from ._size import sizes_arg
 from ._python_ints import LONG_LONG, check_fits, first_sizes, is_sequence, listed, refuse_first_elements, refuse_ragged, unsigned64
@@ -266,7 +265,8 @@ def empty_strided(size, stride, *, dtype=None, device=None, requires_grad=False,
     """An uninitialised tensor of ``size`` with the element ``stride`` given, over storage
     just large enough for it (https://pytorch.org/docs/stable/generated/torch.empty_strided.html)."""
     check_device(device)
-    size, stride = tuple(size), tuple(stride)
+    size = sizes_arg((size,), "empty_strided", position=1, sequence=True)
+    stride = sizes_arg((stride,), "empty_strided", "stride", position=2, sequence=True)
     if len(size) != len(stride):
         raise RuntimeError("mismatch in length of strides and shape")
     dt = np.dtype(_np(dtype))
@@ -429,7 +429,7 @@ def _like(fill):
              layout=None):
         out = _beside(input, fill, (input.shape,), dtype or input.dtype, requires_grad, device=device)
         return _in_format(out, input, memory_format, like.__name__)
-    like.__name__ = fill + "_like"
+    like.__name__ = like.__qualname__ = fill + "_like"  # (Python's errors name it)
     like.__doc__ = (f"``{fill}`` with the shape (and, unless given, dtype) of ``input``, on its device, laid out as "
                     "``memory_format`` (by default as a channels-last ``input`` is).")
     return like
@@ -498,9 +498,9 @@ def eye(n, m=None, *, dtype=None, device=None, requires_grad=False, out=None):
 
 
 # ---- dtype conversion and new_* -------------------------------------------------------------------
-def to(input, *args, dtype=None, device=None, non_blocking=False, copy=False, memory_format=None):
-    """``to(dtype)``, ``to(device)``, ``to(other)``, ``to(device, dtype)``: a tensor with the
-    requested dtype (``input`` itself when nothing changes and ``copy`` is False)."""
+def to(input, *args, dtype=None, device=None, non_blocking=False, copy=False, memory_format=None, **unknown):
+    """``to(dtype)``, ``to(device)``, ``to(other)``, ``to(device, dtype)``: a tensor with the requested
+    dtype (``input`` itself when nothing changes and ``copy`` is False); else torch's TypeError."""
     for a in args:
         if isinstance(a, _dtype.dtype):
             dtype = a
@@ -511,7 +511,9 @@ def to(input, *args, dtype=None, device=None, non_blocking=False, copy=False, me
         elif isinstance(a, builtins.bool):
             non_blocking = a
         else:
-            raise TypeError(f"to() received an invalid combination of arguments - got ({type(a).__name__})")
+            unknown[None] = a  # (an argument no signature takes: refused below, with the keywords)
+    if unknown:
+        raise TypeError(method_refusal("to", args, {k: v for k, v in unknown.items() if k is not None}))
     if device is not None and device_type(device) == "meta":
         return to_meta(input, dtype)
     if type(input._data) is MetaArray and device is not None:

@@ -13,6 +13,7 @@ from ._creation import _finish, _in_format, _size, _sizes
 from ._device import check_device
 from ._meta import placed
 from ._ops.core import _type_name, apply
+from ._ops.parser import parsed
 from ._ops.random import Multinomial, StandardNormal, StandardUniform
 from ._ops.refusals import refuse_unsigned
 from ._tensor import Tensor
@@ -52,9 +53,12 @@ def randn(*sizes, size=None, generator=None, dtype=None, device=None, requires_g
     return _finish(_distributions.normal(_size(size), 0.0, 1.0, dtype, generator), requires_grad)
 
 
+@parsed
 def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=None,
             requires_grad=False, out=None):
-    """Integers uniform on [low, high); int64 unless ``dtype`` is given."""
+    """Integers uniform on [low, high); int64 unless ``dtype`` is given
+    (https://pytorch.org/docs/stable/generated/torch.randint.html). ``size`` is a sequence:
+    TypeError in torch's words otherwise."""
     check_device(device)
     if size is None:
         low, high, size = 0, low, high
@@ -75,14 +79,23 @@ def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False,
     return _finish(arr, requires_grad)
 
 
-def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, out=None, device=None,
-           requires_grad=False):
-    """Normal samples with ``mean`` and ``std`` (numbers or broadcasting tensors)."""
+@parsed
+def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, out=None, device=None, requires_grad=False):
+    """Normal samples with ``mean`` and ``std``: broadcasting tensors, a tensor and a number, or
+    two numbers and a ``size`` (a sequence) (https://pytorch.org/docs/stable/generated/torch.normal.html).
+    TypeError in torch's words for a call none of its signatures takes (two numbers without a
+    size, a size with a tensor, an int as the size); RuntimeError for a negative ``std``."""
+    tensors = isinstance(mean, Tensor) or isinstance(std, Tensor)
+    if tensors == (size is not None):
+        raise TypeError("normal(): no signature takes these arguments")  # (the parser words it)
     m = mean._data if isinstance(mean, Tensor) else mean
     s = std._data if isinstance(std, Tensor) else std
+    if not isinstance(std, Tensor) and not std >= 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
     if np.any(np.asarray(s) < 0):
         raise RuntimeError("normal expects all elements of std >= 0.0")
-    shape = _size((size,)) if size is not None else np.broadcast_shapes(np.shape(m), np.shape(s))
+    shape = _size((size,), call="normal", position=3, sequence=True) if size is not None else \
+        np.broadcast_shapes(np.shape(m), np.shape(s))
     ref = mean if isinstance(mean, Tensor) else std if isinstance(std, Tensor) else None
     dt = dtype or (ref.dtype if ref is not None else _dtype.get_default_dtype())
     # PyTorch draws N(mean, std) directly for two numbers, N(0, std) + mean for a tensor mean
@@ -160,6 +173,7 @@ def randint_like(input, low=0, high=None, *, dtype=None, generator=None, device=
                  memory_format=_memory_format.preserve_format):
     """``randint`` with ``input``'s shape and (unless given) dtype, laid out as ``memory_format``
     (values drawn in row-major order) (https://pytorch.org/docs/stable/generated/torch.randint_like.html)."""
+    low, high = (0, low) if high is None else (low, high)
     out = randint(low, high, input.shape, generator=generator, dtype=dtype or input.dtype)
     return _in_format(out, input, memory_format, "randint_like")
 

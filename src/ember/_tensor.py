@@ -280,7 +280,6 @@ _DTYPES = _dtype._FROM_NP  # (one dict: bfloat16 joins it on its first use)
 # Every method and operator of Tensor, bound to the public function it runs; each function is
 # defined once, with its op entry, in ember._ops (and ember._creation / ember._random). They are
 # imported after the class because they need it.
-from ._ops.args import shape_arg as _shape_arg  # noqa: E402
 from ._ops import compare as _compare, complex as _complex  # noqa: E402
 from ._ops import gather as _gather, indexing as _indexing  # noqa: E402
 from ._ops import inplace as _inplace, join as _join, splits as _splits  # noqa: E402
@@ -292,7 +291,7 @@ from ._ops import pointwise_unary as _unary  # noqa: E402
 from ._ops import reduce as _reduce  # noqa: E402
 from ._ops import shape as _shape, variance as _variance  # noqa: E402
 from ._ops import parser as _parser, softmax as _softmax, sort as _sort  # noqa: E402
-from ._ops import numeric as _numeric  # noqa: E402
+from ._ops import numeric as _numeric, numpy_operands as _numpy_operands  # noqa: E402
 from ._ops import special as _special  # noqa: E402
 from ._ops import scan as _scan  # noqa: E402
 from ._ops import statistics as _statistics  # noqa: E402
@@ -389,13 +388,9 @@ _METHODS = {
     "broadcast_to": _shape.broadcast_to, "sum_to_size": _shape.sum_to_size,
     "contiguous": _shape.contiguous, "clone": _shape.clone,
     "repeat": _join.repeat, "repeat_interleave": _join.repeat_interleave,
-    "tile": _documented(lambda self, *dims: _join.tile(self, dims[0] if len(dims) == 1 else _shape_arg(dims, ("tile", "dims"))),
-                        "``torch.tile(self, dims)``: repeated ``dims`` times along each dim (ints or one sequence)."),
-    "narrow": _join.narrow, "select": _join.select, "split": _splits.split, "chunk": _splits.chunk,
-    "tensor_split": _join.tensor_split, "unbind": _splits.unbind, "flip": _documented(
-        lambda self, *dims, **kw: _join.flip.method(self, dims[0] if len(dims) == 1 else kw.pop("dims") if "dims" in kw
-                                             else _shape_arg(dims, ("flip", "dims")), **kw),
-        "``torch.flip(self, dims)``: the elements in reverse order along ``dims`` (ints or one sequence)."),
+    "tile": _join.tile,
+    "narrow": _join.narrow, "select": _join.select, "split": _splits.split_method, "chunk": _splits.chunk,
+    "tensor_split": _join.tensor_split, "unbind": _splits.unbind, "flip": _join.flip,
     "fliplr": _join.fliplr, "flipud": _join.flipud, "roll": _join.roll, "tril": _join.tril,
     "triu": _join.triu, "diagonal": _join.diagonal, "diagonal_scatter": _join.diagonal_scatter,
     "diag_embed": _join.diag_embed, "diag": _join.diag, "trace": _join.trace,
@@ -418,9 +413,7 @@ _METHODS = {
     "to": _creation.to, "new_zeros": _creation.new_zeros, "new_ones": _creation.new_ones,
     "new_empty": _creation.new_empty, "new_full": _creation.new_full,
     "new_tensor": _creation.new_tensor,
-    "where": _documented(lambda self, condition, other: _binary.where(condition, self, other),
-                         "``torch.where(condition, self, other)``: ``self`` where ``condition`` holds, "
-                         "else ``other``."),
+    "where": _binary.where_method,
     "float": _creation.cast_to(_dtype.float32), "double": _creation.cast_to(_dtype.float64),
     "half": _creation.cast_to(_dtype.float16), "long": _creation.cast_to(_dtype.int64),
     "int": _creation.cast_to(_dtype.int32), "short": _creation.cast_to(_dtype.int16),
@@ -565,6 +558,8 @@ for _name, _function in _IN_PLACE_ONLY.items():
     setattr(Tensor, _name, _function)
 for _name, _function in _OPERATORS.items():  # augmented assignments name their in-place method
     setattr(Tensor, _name, getattr(Tensor, _function) if isinstance(_function, str) else _function)
+    if not isinstance(_function, str) and getattr(sys.modules[_function.__module__], _function.__name__, None) is not _function:
+        _numpy_operands.OPERATOR_CODES.add(_function.__code__)  # (no public function: an operator's own)
 for _name, _function in {**_PROPERTIES, **_tensor_extras.PROPERTIES}.items():
     setattr(Tensor, _name, property(_function))
 del _name, _function

@@ -13,13 +13,13 @@ import os
 import sys
 import warnings
 
-from .. import _dtype
 from .._creation import tensor
-from .._size import sizes_arg, type_name
+from .._size import sizes_arg
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.grad_mode import STATE
 from .core import write_into
 from .outs import resize_out
+from .parser import _type_word
 
 __all__ = ["tensor_arg", "tensor_args", "tensor_input", "invalid_combination", "ALL_DIMS", "int_dim",
            "stable_by_keyword", "dims_arg", "dtype_arg", "shape_arg", "product", "with_out", "resize_out", "c_type_name",
@@ -39,7 +39,7 @@ def tensor_args(name, *values, names=("input", "other")):
     for position, value in enumerate(values, 1):
         if not isinstance(value, Tensor):
             raise TypeError(f"{name}(): argument '{names[position - 1]}' (position {position}) must be "
-                            f"Tensor, not {type(value).__name__}")
+                            f"Tensor, not {_type_word(value)}")
 
 
 _TENSOR_OR_NUMBER = (" * (Tensor input, Tensor other, *, Tensor out = None)\n"
@@ -61,15 +61,6 @@ def invalid_combination(name, args, signatures, **kwargs):
     got = [_type_word(a) for a in args] + [f"{k}={_type_word(v)}" for k, v in kwargs.items()]
     return (f"{name}() received an invalid combination of arguments - got ({', '.join(got)}), "
             f"but expected one of:\n{signatures}")
-
-
-def _type_word(x):
-    """A type as torch's messages name it: the C type's name, dotted for NumPy's (``numpy.bool``)."""
-    if isinstance(x, Tensor):
-        return "Tensor"
-    if isinstance(x, _dtype.dtype):
-        return "torch.dtype"
-    return type_name(x)
 
 
 class _AllDims:
@@ -119,19 +110,27 @@ def dtype_arg(input, dtype):
     return input if dtype is None else input.to(dtype)
 
 
-def shape_arg(shape, required=None, names=("view", "size"), given=None):
+def shape_arg(shape, required=None, names=("view", "size"), given=None, symbolic=True):
     """``f(2, 3)`` and ``f((2, 3))`` alike: the sizes as a tuple of ints, TypeError as torch's
     parser words it for what is no int (:func:`ember._size.sizes_arg`). ``required`` names
     the call and the argument, ``("permute", "dims")``, where giving none is PyTorch's TypeError
     (``x.permute()``; ``x.permute(())`` is an empty shape); ``names`` where none is required.
-    ``given``: the sizes given by the argument's name (``x.view(size=(2, 3))``), or None."""
+    ``given``: the sizes given by the argument's name (``x.view(size=(2, 3))``), or None: a
+    sequence starting with an int, as torch's parser takes no lone int by name. ``symbolic``:
+    sizes (:func:`ember._size.sizes_arg`), not dims."""
     if given is not None:
+        name, arg = required or names
         if shape:
-            raise TypeError(f"{(required or names)[0]}() got multiple values for argument '{(required or names)[1]}'")
+            raise TypeError(f"{name}() got multiple values for argument '{arg}'")
+        try:
+            if not isinstance(given, (tuple, list)) or given and sizes_arg(given[:1], name, arg, symbolic=symbolic) is None:
+                raise TypeError
+        except TypeError:
+            raise TypeError(f"{name}(): argument '{arg}' must be tuple of ints, not {_type_word(given)}") from None
         shape = (given,)
     if required and not shape:
         raise TypeError(f'{required[0]}() missing 1 required positional arguments: "{required[1]}"')
-    return sizes_arg(shape, *(required or names)) if shape else ()
+    return sizes_arg(shape, *(required or names), symbolic=symbolic) if shape else ()
 
 
 def product(sizes):

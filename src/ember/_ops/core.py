@@ -19,6 +19,7 @@ from .._result_layout import pointwise as pointwise_layout
 from ..autograd.grad_mode import DUAL, STATE
 from ..autograd.graph import AccumulateGrad, OpNode, saved_versions
 from .names import snake_case, torch_name
+from .numpy_operands import operand_array
 from .refusals import refuse, refused_kinds
 
 __all__ = ["Op", "apply", "write_into", "OPS", "OBSERVERS", "Observer", "INPUT_CASTS", "observed_range",
@@ -177,7 +178,7 @@ def _cast_inputs(op, inputs):
             a = x._data
             arrays.append(a if x.dtype is dt else a.astype(dt.np))
         elif type(x) is _ndarray:
-            arrays.append(x.astype(dt.np, copy=False))
+            arrays.append(operand_array(x).astype(dt.np, copy=False))
         else:
             arrays.append(x if type(x) is not int else _backend.wrapped_integer(x, dt.np) if dt.np.kind in "iu" else _backend.int_operand(x))
     return arrays, None
@@ -198,7 +199,7 @@ def apply(op, *inputs, **attrs):
             narrow, one_dtype = None, False
             if op.promote is None:
                 arrays = (inputs[0]._data,) if len(inputs) == 1 and type(inputs[0]) is _Tensor else \
-                    [x._data if isinstance(x, _Tensor) else x for x in inputs]  # (one tensor: views, reductions)
+                    [x._data if isinstance(x, _Tensor) else x if type(x) is not _ndarray else operand_array(x) for x in inputs]
             elif len(inputs) == 2 and type(inputs[0]) is type(inputs[1]) is _Tensor \
                     and inputs[0].dtype is inputs[1].dtype and (op.promote != "float" or inputs[0].dtype.is_inexact):
                 arrays, one_dtype = (inputs[0]._data, inputs[1]._data), True

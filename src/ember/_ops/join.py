@@ -32,10 +32,11 @@ def repeat(input, *sizes, repeats=None):
     return named(reshape(apply(Clone, expanded), tuple(r * s for r, s in zip(sizes, shape))), "RepeatBackward0")
 
 
-def tile(input, dims):
-    """``repeat`` with ``dims`` (an int or a sequence) padded with leading 1s
-    (https://pytorch.org/docs/stable/generated/torch.tile.html)."""
-    dims = shape_arg((dims,), names=("tile", "dims"))
+@parsed
+def tile(input, *order, dims=None):
+    """``repeat`` with ``dims`` (a sequence; ints or one sequence for the method) padded with
+    leading 1s (https://pytorch.org/docs/stable/generated/torch.tile.html)."""
+    dims = shape_arg(order, ("tile", "dims"), given=dims)
     if len(dims) < input.ndim:
         dims = (1,) * (input.ndim - len(dims)) + dims
     return repeat(input, dims)
@@ -324,10 +325,11 @@ dsplit = _split_by_dim("dsplit", 2, 3)
 
 
 @parsed
-def flip(input, dims):
-    """A copy reversed along ``dims`` (a 0-dim tensor: a copy, for dims 0 and -1)
-    (https://pytorch.org/docs/stable/generated/torch.flip.html). RuntimeError for a repeated dim."""
-    dims = dims_arg(list(shape_arg((dims,), names=("flip", "dims"))), input.ndim)
+def flip(input, *order, dims=None):
+    """A copy reversed along ``dims`` (a sequence; ints or one sequence for the method; a 0-dim
+    tensor: a copy, for dims 0 and -1) (https://pytorch.org/docs/stable/generated/torch.flip.html).
+    RuntimeError for a repeated dim."""
+    dims = dims_arg(list(shape_arg(order, ("flip", "dims"), given=dims, symbolic=False)), input.ndim)
     return apply(Flip, input, dims=dims or ())
 
 

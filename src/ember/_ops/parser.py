@@ -16,14 +16,17 @@ import numbers
 import numpy as np
 
 from .. import _dtype
+from .._size import type_name
 from .._tensor import Tensor
-from .args import _type_word
 
-__all__ = ["parsed", "refusal", "method_form"]
+__all__ = ["parsed", "refusal", "method_refusal", "method_form"]
 
 # torch's signatures of the ops whose refusals are worded here (``~`` marks a hidden one: it
 # accepts calls but is not listed in messages, as torch's deprecated overloads; ``@`` one the
-# Tensor method lacks; a type ending in ``?`` takes None, unprinted).
+# Tensor method lacks; a type ending in ``?`` takes None, unprinted; ``int[]``, printed "tuple of
+# ints", is torch's list without a length, which takes one int only as the sole positional
+# argument of a method (``x.flip(0)``; ``torch.flip(x, 0)`` and ``dims=0`` are refused), where
+# "tuple of ints" (torch's ``int[1]``) takes an int anywhere).
 _TENSOR_OR_NUMBER = ("Tensor input, Tensor other, *, Tensor out = None", "Tensor input, Number other, *, Tensor out = None")
 SIGNATURES = {
     "logsumexp": ("Tensor input, tuple of ints dim, bool keepdim = False, *, Tensor out = None",),
@@ -93,8 +96,28 @@ SIGNATURES = {
                 "Tensor input, tuple of ints source, tuple of ints destination"),
     "squeeze": ("Tensor input", "Tensor input, int dim", "Tensor input, tuple of ints dim"),
     "index_add": ("Tensor input, int dim, Tensor index, Tensor source, *, Number alpha = 1, Tensor out = None",),
-    "flip": ("Tensor input, tuple of ints dims, *, Tensor out = None",),
+    "flip": ("Tensor input, int[] dims, *, Tensor out = None",),
+    "permute": ("Tensor input, int[] dims",),
+    "reshape": ("Tensor input, int[] shape",),
+    "tile": ("Tensor input, int[] dims",),
+    "broadcast_to": ("Tensor input, int[] size",),
     "tril": ("Tensor input, int diagonal = 0, *, Tensor out = None",),
+    "normal": ("Tensor mean, Tensor std, *, torch.Generator generator = None, Tensor out = None",
+               "Tensor mean, float std = 1, *, torch.Generator generator = None, Tensor out = None",
+               "float mean, Tensor std, *, torch.Generator generator = None, Tensor out = None",
+               "float mean, float std, int[] size, *, torch.Generator generator = None, Tensor out = None, "
+               "torch.dtype dtype = None, torch.layout layout = None, torch.device device = None, "
+               "bool pin_memory = False, bool requires_grad = False"),
+    "as_strided": ("Tensor input, int[] size, int[] stride, int? storage_offset = None",),
+    "where": ("Tensor condition", "Tensor condition, Tensor input, Tensor other, *, Tensor out = None",
+              "Tensor condition, Number self, Tensor other", "Tensor condition, Tensor input, Number other",
+              "Tensor condition, Number self, Number other"),
+    "sort": ("Tensor input, *, bool stable, int dim = -1, bool descending = False, tuple of Tensors out = None",
+             "Tensor input, int dim = -1, bool descending = False, *, tuple of Tensors out = None"),
+    "randint": tuple(f"{low}int high, int[] size, *, {generator}Tensor out = None, torch.dtype dtype = None, "
+                     "torch.layout layout = None, torch.device device = None, bool pin_memory = False, "
+                     "bool requires_grad = False" for low in ("", "int low, ")
+                     for generator in ("torch.Generator generator, ", "")),
 }
 
 # torch's Tensor-method signatures of ops whose functions are not parsed here: no method takes
@@ -114,6 +137,16 @@ METHOD_SIGNATURES = {
               "tuple of ints dim = None, *, Number correction = None, bool keepdim = False", "bool unbiased = True")
        for name in ("var", "std")},
     "round": ("", "*, int decimals"),
+}
+
+# torch's signatures of Tensor methods without a function form, whose bodies word their refusals
+# with them (:func:`method_refusal`)
+_TO_REST = "bool non_blocking = False, bool copy = False, *, torch.memory_format memory_format = None"
+METHOD_ONLY_SIGNATURES = {
+    "view": ("torch.dtype dtype", "int[] size"),
+    "where": ("Tensor condition, Tensor other", "Tensor condition, Number other"),
+    "to": (f"torch.device device = None, torch.dtype dtype = None, {_TO_REST}", f"torch.dtype dtype, {_TO_REST}",
+           f"Tensor tensor, {_TO_REST}"),
 }
 
 # torch's methods that take no argument at all (its "takes no keyword arguments"), and the ones
@@ -136,18 +169,21 @@ NUMBERS_AS_TENSORS = {"add", "sub", "mul", "eq", "ne", "lt", "le", "gt", "ge", "
 class _Parameter:
     """One parameter of a signature: its type as torch prints it, name, default text (None
     when required) and whether only a keyword reaches it."""
-    __slots__ = ("type", "name", "default", "keyword_only", "numbers", "takes_none")
+    __slots__ = ("type", "name", "default", "keyword_only", "numbers", "takes_none", "no_int")
 
     def __init__(self, text, keyword_only, numbers=False):
         declaration, _, default = text.partition(" = ")
         written, _, self.name = declaration.rpartition(" ")
-        self.type, self.default = written.rstrip("?"), default or None
+        self.no_int = written == "int[]"
+        self.type, self.default = "tuple of ints" if self.no_int else written.rstrip("?"), default or None
         self.takes_none = default == "None" or written.endswith("?")
         self.keyword_only = keyword_only
         self.numbers = numbers and self.type == "Tensor"
 
     def accepts(self, value):
         """Whether ``value`` passes this parameter's type check."""
+        if self.no_int:
+            return isinstance(value, (tuple, list)) and (not value or _int(value[0]) or _bool_tensor(value[0]))
         return ((value is None and self.takes_none) or _CHECKS.get(self.type, _anything)(value)
                 or (self.numbers and _CHECKS["Number"](value)))
 
@@ -157,7 +193,7 @@ class _Signature:
 
     def __init__(self, text, numbers=False):
         self.hidden, self.function_only = text.startswith("~"), text.startswith("@")
-        self.text = text.lstrip("~@").replace("?", "")
+        self.text = text.lstrip("~@").replace("?", "").replace("int[]", "tuple of ints")
         self.items = text.lstrip("~@").split(", ")  # (torch's reading: "()" has one item, "*" is one)
         star = self.items.index("*") if "*" in self.items else len(self.items) if self.text else 0
         self.params = [_Parameter(t, i > star, numbers) for i, t in enumerate(self.items) if t not in ("*", "")]
@@ -196,6 +232,9 @@ class _Signature:
                     position = len(args)
                     continue
                 where = "" if keyword else f" (position {position + 1})"
+                if not keyword and param.type == "tuple of ints" and isinstance(value, (tuple, list)):
+                    return (f"{name}(): argument '{param.name}'{where} must be tuple of ints, but found element of "
+                            f"type {_type_word(value[0])} at pos 0")
                 return f"{name}(): argument '{param.name}'{where} must be {param.type}, not {_type_word(value)}"
             position += not keyword
         names = {p.name for p in self.params}
@@ -221,7 +260,7 @@ class _Signature:
         return None
 
     def _varargs(self, args):
-        return self.varargs_ints and len(args) > 1 and all(_int(a) for a in args)
+        return self.varargs_ints and args and (_int(args[0]) or _bool_tensor(args[0]))  # (the rest: unpacked)
 
     def _extra_args(self, name, given):
         most = self.max_positional
@@ -280,6 +319,15 @@ def refusal(name, signatures, args, kwargs):
     return "".join(lines)
 
 
+def method_refusal(name, args, kwargs):
+    """torch's TypeError message for the Tensor method ``name`` (in :data:`METHOD_ONLY_SIGNATURES`,
+    or the method form of :data:`SIGNATURES`) called with ``args`` and ``kwargs`` (``self`` left
+    out), or None when a signature takes it."""
+    texts = METHOD_ONLY_SIGNATURES.get(name)
+    forms = [_Signature(text) for text in texts] if texts else [_Signature(text).method() for text in SIGNATURES[name]]
+    return refusal(name, [form for form in forms if form is not None], args, kwargs)
+
+
 def parsed(function, name=None):
     """``function`` (a public op named as in :data:`SIGNATURES`, or ``name`` there: an alias
     torch names in its messages, ``concat``) raising torch's TypeError,
@@ -315,6 +363,18 @@ def parsed(function, name=None):
         return call
 
     call = checked(function, forms, 0)
+    at = next((i for i, p in enumerate(forms[0].params) if p.no_int), None)
+    if at is not None and any(p.kind is p.VAR_POSITIONAL for p in _parameters(function).values()):
+        # (the body takes ``*dims`` for the method: the function refuses ints there)
+        unchecked = call
+
+        @functools.wraps(function)
+        def call(*args, **kwargs):
+            if len(args) != at + 1 or not isinstance(args[at], (tuple, list)):
+                message = refusal(name, forms, args, kwargs)
+                if message is not None:
+                    raise TypeError(message)
+            return unchecked(*args, **kwargs)
     call.method = checked(function, methods, 1)
     return call
 
@@ -368,12 +428,27 @@ def _int(value):
     return isinstance(value, (numbers.Integral, np.integer)) and not isinstance(value, (bool, np.bool_))
 
 
+def _bool_tensor(value):
+    """Whether ``value`` is a bool tensor of no dims: torch's parser takes one in a list of ints
+    (its value decides later: 0 or 1 for dims, a RuntimeError for sizes)."""
+    return isinstance(value, Tensor) and value.ndim == 0 and value.dtype is _dtype.bool
+
+
+def _type_word(x):
+    """A type as torch's messages name it: the C type's name, dotted for NumPy's (``numpy.bool``)."""
+    if isinstance(x, Tensor):
+        return "Tensor"
+    if isinstance(x, _dtype.dtype):
+        return "torch.dtype"
+    return type_name(x)
+
+
 def _anything(value):
     return True
 
 
 _ELEMENTS = {  # the element check and torch's message for a wrong element, by sequence type
-    "tuple of ints": (_int, "{name}(): argument '{param}' failed to unpack the object at pos {pos} with error "
+    "tuple of ints": (lambda v: _int(v) or _bool_tensor(v), "{name}(): argument '{param}' failed to unpack the object at pos {pos} with error "
                             "\"type must be tuple of ints,but got {type}\""),
     "tuple of Tensors": (lambda v: isinstance(v, Tensor),
                          "expected Tensor as element {at} in argument {index}, but got {type}")}
@@ -384,7 +459,7 @@ _CHECKS = {
     "int": _int,
     "float": lambda v: isinstance(v, numbers.Real) or (isinstance(v, Tensor) and v.ndim == 0),
     "bool": lambda v: isinstance(v, bool),
-    "tuple of ints": lambda v: _int(v) or (isinstance(v, (tuple, list)) and (not v or _int(v[0]))),
+    "tuple of ints": lambda v: _int(v) or (isinstance(v, (tuple, list)) and (not v or _int(v[0]) or _bool_tensor(v[0]))),
     "tuple of Tensors": lambda v: isinstance(v, (tuple, list)),
     "torch.dtype": lambda v: isinstance(v, _dtype.dtype) or any(v is t for t in (float, int, bool, complex)),
     "str": lambda v: isinstance(v, str),

@@ -18,7 +18,7 @@ from .._tensor import Tensor
 from .args import (invalid_combination, scalar_first, tensor_arg, tensor_args, tensor_input,
                    with_out)
 from .core import Op, elementwise_rule, _type_name, apply, named
-from .parser import parsed
+from .parser import method_refusal, parsed
 
 
 @parsed
@@ -486,13 +486,15 @@ def _minmax_grads(ctx, g, a_loses, b_loses, ties):
             apply(Where, b_loses, zero, shared) if ctx.needs_input_grad[1] else None)
 
 
+@parsed
 def where(condition, input=None, other=None, *, out=None):
     """Elements of ``input`` where ``condition`` holds, else of ``other``; with one argument,
-    ``nonzero(condition, as_tuple=True)``."""
+    ``nonzero(condition, as_tuple=True)`` (https://pytorch.org/docs/stable/generated/torch.where.html).
+    TypeError in torch's words for what none of its signatures takes."""
     if input is None and other is None:
         return tensor_arg(condition).nonzero(as_tuple=True)
     if not isinstance(condition, Tensor):
-        raise TypeError(invalid_combination("where", (condition, input, other), _WHERE_SIGNATURES))
+        raise TypeError("where() takes a Tensor condition")  # (the parser words it)
     if condition.dtype is not _dtype.bool:
         if condition.dtype is _dtype.uint8:
             condition = condition.bool()
@@ -508,11 +510,19 @@ def where(condition, input=None, other=None, *, out=None):
     return with_out(r if r.dtype is dt else r.to(dt), out)
 
 
-_WHERE_SIGNATURES = (" * (Tensor condition)\n"
-                     " * (Tensor condition, Tensor input, Tensor other, *, Tensor out = None)\n"
-                     " * (Tensor condition, Number self, Tensor other)\n"
-                     " * (Tensor condition, Tensor input, Number other)\n"
-                     " * (Tensor condition, Number self, Number other)\n")
+def where_method(self, *args, **kwargs):
+    """``Tensor.where(condition, other)``: ``where(condition, self, other)``; torch's TypeError, in
+    its words, for a call neither of its signatures takes."""
+    if len(args) == 2 and not kwargs:
+        return where(args[0], self, args[1])
+    message = method_refusal("where", args, kwargs)
+    if message is not None:
+        raise TypeError(message)
+    values = dict(zip(("condition", "other"), args), **kwargs)
+    return where(values["condition"], self, values["other"])
+
+
+where_method.__name__ = where_method.__qualname__ = "where"
 
 
 class Where(Op):

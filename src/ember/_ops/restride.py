@@ -19,6 +19,7 @@ from ..autograd.grad_mode import STATE
 from . import core as _core
 from .args import shape_arg
 from .core import Op, apply
+from .parser import parsed
 from .shape import squeeze, t, unsqueeze
 
 __all__ = ["as_strided", "t_", "squeeze_", "unsqueeze_", "resize_"]
@@ -35,6 +36,7 @@ def _indices(size, stride, offset, xp):
     return index
 
 
+@parsed
 def as_strided(input, size, stride, storage_offset=None):
     """A view of ``input``'s storage with the given ``size``, ``stride`` (in elements) and
     ``storage_offset`` (default: ``input``'s own); elements may overlap. Differentiable: the
@@ -44,6 +46,7 @@ def as_strided(input, size, stride, storage_offset=None):
     Raises:
         RuntimeError: ``size`` and ``stride`` differ in length, a stride is negative, or the
             view reaches past the end of the storage.
+        TypeError: ``size`` or ``stride`` is no sequence of ints (torch's parser's words).
     """
     size, stride = tuple(int(s) for s in size), tuple(int(s) for s in stride)
     if len(size) != len(stride):

@@ -14,7 +14,7 @@ from .._size import sizes_arg
 from .args import dims_arg, product, shape_arg
 from ..autograd.grad_mode import DUAL
 from .core import Op, apply, backward_view, dispatches, like_input, named, recording
-from .parser import parsed
+from .parser import method_refusal, parsed
 
 
 def tracked(t):
@@ -53,8 +53,10 @@ def _shape_text(shape):
     return shape
 
 
-def reshape(input, *sizes, shape=None):
+def reshape(input, *sizes, shape=None, **unknown):
     """Same elements in a new ``shape`` (one entry may be -1); a view when strides allow."""
+    if unknown:  # (torch's words, as its Tensor method's)
+        raise TypeError(method_refusal("reshape", sizes, {**({} if shape is None else {"shape": shape}), **unknown}))
     shape = _infer_shape(shape_arg(sizes, ("reshape", "shape"), given=shape), input._data.size, input._data.shape)
     if shape == input._data.shape and not tracked(input):
         return input._alias()
@@ -73,12 +75,24 @@ def reshape(input, *sizes, shape=None):
     return named(apply(View, input, shape=shape), "ReshapeAliasBackward0")
 
 
-def view(input, *shape, size=None):
+def view(input, *shape, size=None, dtype=None, **unknown):
     """A view with a new ``shape``; RuntimeError when the strides do not allow one (use
-    ``reshape``). ``view(dtype)``: the same memory read as ``dtype`` (:func:`_view_dtype`)."""
-    if len(shape) == 1 and isinstance(shape[0], _dtype.dtype):
+    ``reshape``). ``view(dtype)``: the same memory read as ``dtype`` (:func:`_view_dtype`).
+    TypeError in torch's words for what neither of its signatures takes."""
+    if len(shape) == 1 and isinstance(shape[0], _dtype.dtype) and size is dtype is None:
         return _view_dtype(input, shape[0])
-    shape = _infer_shape(shape_arg(shape, ("view", "size"), given=size), input._data.size, input._data.shape)
+    if dtype is not None and isinstance(dtype, _dtype.dtype) and not shape and size is None:
+        return _view_dtype(input, dtype)
+    try:
+        if dtype is not None or unknown:  # (with sizes: no signature takes both)
+            raise TypeError
+        shape = shape_arg(shape, ("view", "size"), given=size)
+    except TypeError:
+        if len(shape) > 1 and size is dtype is None and not unknown:  # (several sizes: the unpacking's own message)
+            raise
+        kwargs = {k: v for k, v in (("size", size), ("dtype", dtype)) if v is not None}
+        raise TypeError(method_refusal("view", shape, {**kwargs, **unknown})) from None
+    shape = _infer_shape(shape, input._data.size, input._data.shape)
     if not input._data.flags.c_contiguous:  # a contiguous array always has the view
         probe = input._data.view()
         try:
@@ -226,10 +240,12 @@ class Unsqueeze(View):
     pass
 
 
-def permute(input, *order, dims=None):
+def permute(input, *order, dims=None, **unknown):
     """A view with the dimensions in the order ``dims``; RuntimeError for a wrong count or
     repeated dims (https://pytorch.org/docs/stable/generated/torch.permute.html)."""
-    dims = shape_arg(order, ("permute", "dims"), given=dims)
+    if unknown:  # (torch's words, as its Tensor method's)
+        raise TypeError(method_refusal("permute", order, {**({} if dims is None else {"dims": dims}), **unknown}))
+    dims = shape_arg(order, ("permute", "dims"), given=dims, symbolic=False)
     if sorted(dims) == list(range(input.ndim)):
         return apply(Permute, input, dims=dims)  # valid as given: non-negative, distinct
     if len(dims) != input.ndim:
@@ -240,6 +256,11 @@ def permute(input, *order, dims=None):
     if len(set(dims)) != len(dims):
         raise RuntimeError("permute(): duplicate dims are not allowed.")
     return apply(Permute, input, dims=dims)
+
+
+# ``torch.reshape(x, shape)`` and ``torch.permute(x, dims)``: one sequence, as torch's parser takes
+# no lone int there; the Tensor methods and ember's own calls take the bodies (ints too)
+reshape_function, permute_function = parsed(reshape), parsed(permute)
 
 
 class Permute(Op):
@@ -310,9 +331,10 @@ def movedim(input, source, destination):
 moveaxis = movedim
 
 
-def expand(input, *sizes):
-    """Broadcast view to ``sizes`` (-1 keeps a dimension); RuntimeError naming both shapes."""
-    sizes = shape_arg(sizes, ("expand", "size"))
+def expand(input, *sizes, size=None):
+    """Broadcast view to ``sizes`` (ints or one sequence; ``size=``: a sequence) (-1 keeps a
+    dimension); RuntimeError naming both shapes."""
+    sizes = shape_arg(sizes, ("expand", "size"), given=size)
     shape = tuple(input.shape)
     if len(sizes) < len(shape):
         raise RuntimeError(f"expand({_dtype.legacy_type_name(input.dtype)}{{{list(shape)}}}, size={list(sizes)}): the number of "
@@ -382,10 +404,10 @@ def expand_as(input, other):
     return expand(input, other.shape)
 
 
-def broadcast_to(input, shape):
-    """``expand(input, shape)``
-    (https://pytorch.org/docs/stable/generated/torch.broadcast_to.html)."""
-    return expand(input, shape)
+@parsed
+def broadcast_to(input, *sizes, size=None):
+    """``expand(input, size)`` (https://pytorch.org/docs/stable/generated/torch.broadcast_to.html)."""
+    return expand(input, shape_arg(sizes, ("broadcast_to", "size"), given=size))
 
 
 def broadcast_shapes(*shapes):

@@ -48,6 +48,7 @@ class Argsort(Op):
         return x.argsort(axis=dim, kind="stable")
 
 
+@parsed
 @numpy_names
 @stable_by_keyword
 def sort(input, dim=-1, descending=False, *, stable=False):

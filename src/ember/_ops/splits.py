@@ -11,6 +11,7 @@ import itertools
 import numpy as np
 
 from .._backend import is_view_of
+from .._size import type_name
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.grad_mode import DUAL, STATE
 from .args import numpy_names
@@ -113,12 +114,21 @@ class Split(Op):
 
 def split(tensor, split_size_or_sections, dim=0):
     """Pieces of ``split_size`` along ``dim`` (the last may be smaller) or of the listed sizes;
-    RuntimeError for a 0-dim tensor."""
+    RuntimeError for a 0-dim tensor (https://pytorch.org/docs/stable/generated/torch.split.html)."""
     d, sizes, name = _pieces(tensor, split_size_or_sections, dim)
     views = _one_node(Split, tensor, _views(tensor, Split.indices(tensor.shape, d, sizes)), name, dim=d,
                       sizes=tuple(sizes))
     named(views[0], name + "Backward0")  # (their one node, named as torch's)
     return views
+
+
+def split_method(self, split_size, dim=0):
+    """``Tensor.split``: :func:`split` of ``self``; Python's errors name ``Tensor.split`` and its
+    ``split_size``, as for torch's method, which is written in Python."""
+    return split(self, split_size, dim)
+
+
+split_method.__name__, split_method.__qualname__ = "split", "Tensor.split"
 
 
 def _pieces(tensor, split_size_or_sections, dim):
@@ -132,9 +142,9 @@ def _pieces(tensor, split_size_or_sections, dim):
         if split_size_or_sections.ndim:
             raise TypeError("split_with_sizes(): argument 'split_sizes' (position 2) must be tuple of ints, not Tensor")
         split_size_or_sections = int(split_size_or_sections)
-    elif isinstance(split_size_or_sections, np.integer):  # a size torch's split_with_sizes refuses
+    elif isinstance(split_size_or_sections, np.integer) or not isinstance(split_size_or_sections, (int, tuple, list)):
         raise TypeError("split_with_sizes(): argument 'split_sizes' (position 2) must be tuple of ints, not "
-                        f"numpy.{type(split_size_or_sections).__name__}")
+                        f"{type_name(split_size_or_sections)}")  # (a NumPy int too: torch's split_with_sizes)
     if isinstance(split_size_or_sections, int):
         size = split_size_or_sections
         if size < 0:

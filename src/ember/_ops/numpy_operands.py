@@ -1,0 +1,47 @@
+"""NumPy arrays given to ops: torch's Tensor operators take one (``x + nd``, ``x == nd``: torch hands
+the op to NumPy), its functions refuse one with its argument parser's TypeError
+(``torch.add(x, nd)``: "add(): argument 'other' (position 2) must be Tensor, not numpy.ndarray").
+
+ember's operators are its functions (``Tensor.__add__`` runs ``add``), so only when an array
+reaches the dispatcher's promoting path (``core._cast_inputs``, never the tensor-and-tensor or
+tensor-and-number fast paths) does :func:`operand_array` ask Python how the op was called: through
+an operator in the frames between the dispatcher and the caller's code, or from outside ember into
+a function only Tensor's operator slots run (``operator.add(x, nd)``, ``sum([x, nd])``), or not.
+The plain paths pay nothing for the check.
+"""
+import dis
+import sys
+
+__all__ = ["operand_array", "OPERATOR_CODES"]
+
+# the code of the functions only Tensor's operator slots run (``add``'s body, the reflected and
+# comparison operators; not ``div``, which is ``torch.div`` too), registered by ``ember._tensor``
+OPERATOR_CODES = set()
+
+# the instructions that run a binary operator's method (``x + nd``, ``x += nd``, ``x == nd``), by
+# name, as they differ between Python versions; indexing (``x[nd]``) is no operator here
+_OPERATORS = frozenset(code for name, code in dis.opmap.items() if name == "COMPARE_OP" or name.startswith("INPLACE_")
+                       or name.startswith("BINARY_") and name not in ("BINARY_SUBSCR", "BINARY_SLICE"))
+
+
+def operand_array(array):
+    """``array`` (a NumPy array among an op's inputs) when a Python operator made the call;
+    else TypeError in torch's words, naming the argument of the outermost ember function that
+    was given it (the function the caller called), its position when given by position."""
+    frame, named, below = sys._getframe(1), None, None
+    while frame is not None:
+        if 0 <= frame.f_lasti < len(frame.f_code.co_code) and frame.f_code.co_code[frame.f_lasti] in _OPERATORS:
+            return array
+        module = frame.f_globals.get("__name__", "")
+        if module != "ember" and not module.startswith("ember."):
+            if below in OPERATOR_CODES:
+                return array
+            break
+        below = frame.f_code
+        code, values = frame.f_code, frame.f_locals
+        for k, name in enumerate(code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]):
+            if values.get(name) is array:
+                named = code.co_name, name, f" (position {k + 1})" if k < code.co_argcount else ""
+        frame = frame.f_back
+    function, argument, where = named or ("apply", "input", "")
+    raise TypeError(f"{function}(): argument '{argument}'{where} must be Tensor, not numpy.ndarray")
