@@ -95,7 +95,19 @@ def test_products_with_a_bias_round_once_as_torch(name, dtype):
     expected = fn(torch, *[p[0] for p in pairs])
     got = fn(ember, *[p[1] for p in pairs])
     assert str(got.dtype) == str(expected.dtype)
-    np.testing.assert_array_equal(bits(got), bits(expected))  # (1 ulp apart on a quarter before)
+    # the exact result (float64) rounded once to the dtype: ember's equals it but where float32
+    # accumulation lands beside a tie (ember was 1 ulp apart on a quarter before); torch's kernel
+    # differs by CPU (AVX512-BF16's dot products round otherwise), so it is held to 1 ulp
+    once = fn(torch, *[t.double() for t in tensors]).to(expected.dtype)
+    assert (ulps(got, once) > 0).mean() < 0.02 and ulps(got, once).max() <= 1
+    assert ulps(got, expected).max() <= 1
+
+
+def ulps(a, b):
+    """Units in the last place between two 16-bit tensors of one dtype, elementwise (same signs)."""
+    as_int = lambda t: np.asarray(t.detach().view(torch.int16).numpy() if isinstance(t, torch.Tensor)  # noqa: E731
+                                  else t.detach().view(ember.int16).numpy()).astype(np.int64)
+    return np.abs(as_int(a) - as_int(b))
 
 
 @pytest.mark.parametrize("dtype", REDUCED)
