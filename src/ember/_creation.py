@@ -146,8 +146,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
                 check_fits(arr, dtype)
             if (arr.dtype.kind == "f" and dtype.np.itemsize > arr.dtype.itemsize and arr.size
                     and isinstance(data, (list, tuple, float))):
-                # Python floats are doubles: they convert straight to a wider dtype, not through
-                # the default float (tensor([0.1], dtype=float64) is 0.1 to double precision).
+                # Python floats are doubles, converted straight to a wider dtype (tensor([0.1], dtype=float64))
                 arr = np.array(_tensors_to_arrays(data), dtype=dtype.np)
             arr = cast(arr, dtype.np) if arr.dtype != dtype.np else arr
     finally:
