@@ -425,11 +425,11 @@ def argument_positions(floats):
     return sorted(found)
 
 
-def fill_floats(tensors, floats, args, kwargs):
+def fill_floats(tensors, floats, args, kwargs, reads=()):
     """Puts into ``tensors`` (a graph's inputs) at each placeholder index of ``floats`` (see
-    :func:`float_inputs`) its float argument of this call, or the float Python computes from
-    them, as a 0-d float64 tensor."""
-    arguments = (*args, *kwargs.values())
+    :func:`float_inputs`) its float argument of this call (or float read: ``reads``, after the
+    arguments, :mod:`.read_floats`), or the float Python computes from them, as a 0-d float64 tensor."""
+    arguments = (*args, *kwargs.values(), *reads)
     for i, k in floats:
         value = arguments[k] if type(k) is int else _value(k, arguments.__getitem__)
         tensors[i] = Tensor._make(np.array(value, np.float64))
@@ -523,17 +523,17 @@ def has_returned_floats(output):
     return next(instances_in(output, ReturnedFloat), None) is not None
 
 
-def returned_floats(value, marked, args, kwargs):
+def returned_floats(value, marked, args, kwargs, reads=()):
     """``value`` (a replay's returned structure) with each :class:`ReturnedFloat` the float it
-    computes from this call's arguments; ``value`` itself unless ``marked`` (the graph's
-    structure holds one)."""
+    computes from this call's arguments (and floats read: ``reads``, see :func:`fill_floats`);
+    ``value`` itself unless ``marked`` (the graph's structure holds one)."""
     if not marked:
         return value
     if type(value) is ReturnedFloat:
-        return _value(value.how, (*args, *kwargs.values()).__getitem__)
+        return _value(value.how, (*args, *kwargs.values(), *reads).__getitem__)
     if isinstance(value, (tuple, list)):
-        items = [returned_floats(v, True, args, kwargs) for v in value]
+        items = [returned_floats(v, True, args, kwargs, reads) for v in value]
         return same_container(value, items)
     if isinstance(value, dict):
-        return type(value)((k, returned_floats(v, True, args, kwargs)) for k, v in value.items())
+        return type(value)((k, returned_floats(v, True, args, kwargs, reads)) for k, v in value.items())
     return value
