@@ -331,13 +331,16 @@ class _CompiledFunction:
             self._waited = True
             return fn(*args, **kwargs)
         dims, ranges, floats, separate = self._dynamic_dims(world, facts, declared)
+        ints = any(k[0] == ARG for k in dims)  # (``lr * (it + 1)``: the float arguments beside traced ints traced too)
+        if ints:
+            floats = sorted({*floats, *(k for k, a in enumerate(world.arguments) if type(a) is float and k not in self._static_ints)})
         names = input_names(fn, args, kwargs) + [h[0] for h in held] if dims else None
         record = (lambda a, k: capture_dynamic(fn, a, k, world, self._fullgraph, dims, ranges, names, lambda text: _log(
             "dynamic", text), separate=separate)) if dims else lambda a, k: (*capture(fn, a, k, world, self._fullgraph), None, None)
         before = state_before(self._backend, world)  # (a callable backend's callable runs at this call: first_run)
         result, cap, shape, static, symbols, facts = lifted_capture(
             lambda at, paths: float_capture(record, args, kwargs, world, floats + at, fn, paths), self._reads, fn, args,
-            kwargs, facts, any(k[0] == ARG for k in dims), lambda: snapshot(World(fn, args, kwargs, held=held), args, kwargs))
+            kwargs, facts, ints, lambda: snapshot(World(fn, args, kwargs, held=held), args, kwargs))
         facts = read_groups(float_guards(facts, symbols), world.optimizers)  # (a float Python used keeps its guard)
         # (an int specialised, not probed again at each new value)
         # (``k == 3`` True pins its int to one graph, not for good: dynamic.capture_dynamic's ``pinned``)
