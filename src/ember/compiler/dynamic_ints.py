@@ -530,7 +530,7 @@ def float_capture(run, args, kwargs, world, positions, fn=None, reads=()):
         if k < len(arguments):
             arguments[k] = TracedFloat(arguments[k], (uses[k],), ("argument", k))
         uses[k].active = True
-    put = traced_reads(reads, fn, args, kwargs, len(arguments), uses)
+    put = traced_reads(reads, fn, args, kwargs, len(arguments), uses, world)
     TRACING.append(uses)
     patched, swapped = patch_math(), len(SWAPPED)  # (``math.sqrt(lr)`` traced too)
     swap_codes((fn,) if fn is not None else ())
@@ -547,7 +547,7 @@ def float_capture(run, args, kwargs, world, positions, fn=None, reads=()):
             note_unseen(cap)  # (a float returned: computed from the arguments at each call, else a use)
             cap.output = plain(mark_returned(cap.output))
     finally:
-        restore_reads(put, fn, args, kwargs)
+        restore_reads(put, fn, args, kwargs, world)
         TRACING.remove(uses)
         restore_codes(swapped)
         unpatch_math(patched)

@@ -22,6 +22,7 @@ import types
 
 from ..nn.modules.module import Module
 from ..optim.optimizer import Optimizer
+from .contents import held_contents
 from .side_effects import plain_object, user_code
 from .traced_ints import TracedFloat
 
@@ -142,9 +143,11 @@ def changed_reads(seen, now, static, all_floats):
     return [p for p, v in now.items() if p not in static and (all_floats or p in seen and _key(seen[p]) != _key(v))]
 
 
-def traced_reads(paths, fn, args, kwargs, first, uses):
+def traced_reads(paths, fn, args, kwargs, first, uses, world):
     """Puts a traced float at each of ``paths`` (position ``first + j``) traced (``uses[first +
-    j]``: its :class:`~.traced_ints.Uses`); returns ``[(path, traced float, value)]`` for :func:`restore_reads`."""
+    j]``: its :class:`~.traced_ints.Uses`); returns ``[(path, traced float, value)]`` for
+    :func:`restore_reads`. What ``world`` (the call's :class:`~.guards.World`) compares of the
+    lists, dicts and objects its modules hold is read again (a dynamic recording checks it)."""
     put = []
     for j, path in enumerate(paths):
         if first + j not in uses:
@@ -153,10 +156,16 @@ def traced_reads(paths, fn, args, kwargs, first, uses):
         traced = TracedFloat(value, (uses[first + j],), ("argument", first + j))
         _put(path, fn, args, kwargs, traced)
         put.append((path, traced, value))
+    _held_again(world, put)
     return put
 
 
-def restore_reads(put, fn, args, kwargs):
+def _held_again(world, put):
+    if put and getattr(world, "held_lists", None):
+        world.held_lists = [(v, held_contents(v)) for v, _ in world.held_lists]
+
+
+def restore_reads(put, fn, args, kwargs, world):
     """Gives each path of ``put`` its value back; a path the call wrote keeps what it wrote (a
     plain float for a traced one), and its float is a use."""
     for path, traced, value in reversed(put):
@@ -168,6 +177,7 @@ def restore_reads(put, fn, args, kwargs):
             _put(path, fn, args, kwargs, float.__float__(now))
         for seen in traced.uses:
             seen.append(("written by the call", repr(path)))
+    _held_again(world, put)
 
 
 class LiftedFloat(float):
