@@ -127,15 +127,15 @@ def _module(module):
     class Warmup(module.nn.Module):
         def __init__(self):
             super().__init__()
-            self.base_lr, self.lr = 0.01, 0.5
+            self.base_lr, self.cfg = 0.01, types.SimpleNamespace(lr=0.5)
 
         def forward(self, x, it):
-            return x * self.lr + self.base_lr * (it + 1)
+            return x * self.cfg.lr + self.base_lr * (it + 1)
     return Warmup()
 
 
 def test_a_module_attribute_float_times_an_int_argument_is_a_symbol():
-    """``self.base_lr * (it + 1)`` with ``it`` counting and ``self.lr`` changed by the user: 2
+    """``self.base_lr * (it + 1)`` with ``it`` counting and ``self.cfg.lr`` changed by the user: 2
     graphs as torch, values as torch's."""
     results = []
     for module in (torch, ember):
@@ -143,8 +143,39 @@ def test_a_module_attribute_float_times_an_int_argument_is_a_symbol():
         compiled, count = compiled_afresh(model, module)
         out = []
         for k, v in enumerate(VALUES):
-            model.lr = v
+            model.cfg.lr = v
             out.append((run(compiled, module, (k,)), count()))
         results.append(out)
     assert [c for _, c in results[1]] == [c for _, c in results[0]] == [1] + [2] * (len(VALUES) - 1)
     assert repr(results[0]) == repr(results[1])
+
+
+def _scaled(x):
+    return x * CFG["lr"]
+
+
+def _calls_a_helper(x):
+    return _scaled(x) + 1
+
+
+def test_a_float_read_by_a_called_function_is_a_symbol():
+    """``helper(x)`` reading ``cfg["lr"]``: 2 graphs as torch, values as torch's."""
+    want_counts, want = _sweep(_calls_a_helper, _set_globals, torch)
+    got_counts, got = _sweep(_calls_a_helper, _set_globals, ember)
+    assert got_counts == want_counts == [1] + [2] * (len(VALUES) - 1)
+    assert repr(got) == repr(want)
+
+
+def _local_before_counter(x, it):
+    base = 0.25
+    return x * (base * (it + 1)) - base * it
+
+
+def test_a_local_float_before_an_int_counter_is_a_symbol():
+    """``base = 0.25; base * (it + 1)``: the local holds the constant's ConstFloat, 2 graphs as
+    torch, values as torch's."""
+    calls = [(k,) for k in (1, 2, 3, 7, 40, -6, 0)]
+    want_counts, want = graph_counts(_local_before_counter, torch, calls)
+    got_counts, got = graph_counts(_local_before_counter, ember, calls)
+    assert got_counts == want_counts == [1] + [2] * (len(calls) - 1)
+    assert repr(got) == repr(want)

@@ -34,13 +34,20 @@ _DEPTH, _MOST = 3, 64  # (steps into containers; paths at most)
 
 def _functions(fn):
     """``(self or None, [user functions])``: the object ``fn`` is bound to and the user functions
-    its call runs first (the function, a module's ``forward``)."""
+    its call runs (the function, a module's ``forward``, and the user functions their globals
+    hold, two levels down: ``helper(x)`` reading ``cfg["lr"]``)."""
     bound = getattr(fn, "__self__", None)
     inner = inspect.unwrap(getattr(fn, "__func__", fn))
     found = [inner] if type(inner) is types.FunctionType and user_code(inner) else []
     if isinstance(bound, Module):
         forward = getattr(type(bound).forward, "__func__", type(bound).forward)
         found += [forward] if type(forward) is types.FunctionType and user_code(forward) else []
+    level = found
+    for _ in range(2):
+        level = [g for f in level for g in map(f.__globals__.get, f.__code__.co_names)
+                 if type(g) is types.FunctionType and user_code(g)]
+        level = [g for g in dict.fromkeys(level) if g not in found][:16]
+        found = found + level
     return bound, found
 
 
@@ -98,15 +105,15 @@ def float_reads(fn, args, kwargs):
 
 def _resolve(path, fn, args, kwargs):
     """``(container, key)`` holding the value at ``path`` (a dict, a list or a cell, ``key``
-    None for a cell)."""
-    root = path[0]
+    None for a cell); ``fn``: the compiled function or its :func:`_functions`."""
+    root, (bound, functions) = path[0], fn if type(fn) is tuple else _functions(fn)
     if root[0] == "global":
-        holder, key = _functions(fn)[1][root[1]].__globals__, root[2]
+        holder, key = functions[root[1]].__globals__, root[2]
     elif root[0] == "cell":
-        holder, key = _functions(fn)[1][root[1]].__closure__[root[2]], None
+        holder, key = functions[root[1]].__closure__[root[2]], None
     else:
         holder, key = None, None
-        value = _functions(fn)[0] if root[0] == "self" else (*args, *kwargs.values())[root[1]]
+        value = bound if root[0] == "self" else (*args, *kwargs.values())[root[1]]
     for kind, name in path[1:]:
         if holder is not None:
             value = holder.cell_contents if key is None else holder[key]
@@ -129,7 +136,8 @@ def _put(path, fn, args, kwargs, value):
 
 def read_values(paths, fn, args, kwargs):
     """The values at ``paths`` in this call (the guards checked each is a float)."""
-    return tuple([_get(p, fn, args, kwargs) for p in paths])
+    functions = _functions(fn)
+    return tuple([_get(p, functions, args, kwargs) for p in paths])
 
 
 def _key(value):

@@ -117,7 +117,7 @@ def note_float_operands(frame):
     code = frame.f_code
     for left, right, line, op in operator_operands(code):
         if left and left[0].opname == "LOAD_CONST" and isinstance(left[0].argval, ConstFloat) or op.argrepr in _TRACING_SIGNS \
-                and type(_simple_value(left, frame)) is TracedFloat:
+                and type(_simple_value(left, frame)) in (TracedFloat, ConstFloat):
             continue  # (its operator noted it: float_constants.py; a traced float's, traced_ints.TracedFloat)
         names = [i.argval for i in right if i.opname in ("LOAD_FAST", "LOAD_DEREF", "LOAD_CLOSURE")]
         hits = [traced[n] for n in names if n in traced and (type(traced[n]) is not TracedFloat or _to_int(right))]
