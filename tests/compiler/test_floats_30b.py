@@ -179,3 +179,34 @@ def test_a_local_float_before_an_int_counter_is_a_symbol():
     got_counts, got = graph_counts(_local_before_counter, ember, calls)
     assert got_counts == want_counts == [1] + [2] * (len(calls) - 1)
     assert repr(got) == repr(want)
+
+
+def _training(module):
+    """A step scaling its loss by ``SCHEDULE["lr"]`` and writing it into the optimizer's group."""
+    lin = module.nn.Linear(3, 2)
+    with module.no_grad():
+        lin.weight.copy_(module.arange(6.0).reshape(2, 3) / 10)
+        lin.bias.zero_()
+    opt = module.optim.SGD(lin.parameters(), lr=0.1)
+
+    def step(x):
+        opt.zero_grad()
+        loss = (lin(x) * SCHEDULE["lr"]).sum() + (x * SCHEDULE["lr"]).sum()
+        loss.backward()
+        opt.param_groups[0]["lr"] = SCHEDULE["lr"]
+        opt.step()
+        return loss
+    compiled = step if module is torch else compiled_afresh(step, module)[0]  # (torch eager: the reference)
+    losses = []
+    for v in (0.1, 0.2, 0.05, 1.5, -0.3, 2.0):
+        SCHEDULE["lr"] = v
+        losses.append(float(compiled(module.ones(4, 3)).detach()))
+    return losses, lin.weight.tolist(), opt.param_groups[0]["lr"]
+
+
+def test_a_read_float_written_into_an_optimizer_group_and_scaling_a_loss():
+    """The group write (replayed from the read float) and the backward of ``loss * lr``: the
+    losses, weights and the group's lr as torch's eager (the replay once indexed past the arguments)."""
+    want, got = _training(torch), _training(ember)
+    assert torch.allclose(torch.tensor(got[0]), torch.tensor(want[0]), rtol=1e-6)
+    assert torch.allclose(torch.tensor(got[1]), torch.tensor(want[1]), rtol=1e-6) and got[2] == want[2]

@@ -186,7 +186,7 @@ class _Entry:
         if self.views:
             results = remake(self.views, self.viewed, results, tensors, sizes)
         set_grads(self.cap, inputs, results)
-        self.cap.replay_writes(args, kwargs)  # (``g["lr"] = lr``)
+        self.cap.replay_writes(args, kwargs, reads)  # (``g["lr"] = lr``)
         set_attributes(self.cap.attr_sets, results)
         return returned_floats(unflatten(self.cap.output, iter(results), sizes), self.marked, args, kwargs, reads)
 
