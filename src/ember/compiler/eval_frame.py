@@ -154,11 +154,13 @@ class _Entry:
         """Runs a call whose guards hold; ``inputs``: its tensors (``World.inputs``)."""
         if self.uncut:
             return fn(*args, **kwargs)
+        reads = read_values(self.reads, fn, args, kwargs) if self.reads else ()
+        if reads is None:  # (a path of its reads missing in this call: eagerly)
+            return fn(*args, **kwargs)
         self.cap.require_grads(inputs)  # (``x.requires_grad_()`` before the call read x)
         tensors = self.fixed.copy()
         for i, f in self.varying:
             tensors[i] = f(inputs, sizes)
-        reads = read_values(self.reads, fn, args, kwargs) if self.reads else ()
         if self.floats:
             fill_floats(tensors, self.floats, args, kwargs, reads)
         if self.joint is not None:  # (then the .grad sets too: zero_grad() before the forward)

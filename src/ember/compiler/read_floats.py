@@ -135,9 +135,14 @@ def _put(path, fn, args, kwargs, value):
 
 
 def read_values(paths, fn, args, kwargs):
-    """The values at ``paths`` in this call (the guards checked each is a float)."""
-    functions = _functions(fn)
-    return tuple([_get(p, functions, args, kwargs) for p in paths])
+    """The floats at ``paths`` in this call, or None where one is not there or not a float (the
+    guards checked them: a graph of other objects' code, ``rebind.py``, may meet another layout)."""
+    try:
+        functions = _functions(fn)
+        values = tuple([_get(p, functions, args, kwargs) for p in paths])
+    except (LookupError, AttributeError, TypeError, ValueError):
+        return None
+    return values if all(type(v) is float for v in values) else None
 
 
 def _key(value):
