@@ -14,8 +14,8 @@ A recording after a read float changed (or one tracing int arguments: ``self.bas
 argument after the call's own (position ``len(arguments) + j``) that the machinery of
 :mod:`.traced_floats` takes as an input where Python did not use it. The path gets its value
 back after the recording; one the call wrote is a use (its value guarded: a graph per value).
-The guards of the graph then take any float at those paths (:func:`relaxed`: the value there
-guarded as :class:`LeafGuard`, with the comparisons Python made of it).
+The guards of the graph then take any float at those paths (:func:`lifted_capture`: the value
+there guarded as :class:`LeafGuard`, with the comparisons Python made of it).
 """
 import inspect
 import types
@@ -24,6 +24,7 @@ from ..nn.modules.module import Module
 from ..optim.optimizer import Optimizer
 from .contents import held_contents
 from .side_effects import plain_object, user_code
+from .traced_floats import any_float
 from .traced_ints import TracedFloat
 
 __all__ = ["float_reads", "read_values", "traced_reads", "restore_reads", "LiftedFloat", "LeafGuard", "Reads",
@@ -242,7 +243,6 @@ def lifted_capture(capture, reads, fn, args, kwargs, facts, ints_traced, facts_o
     ``(result, capture, shape, static, symbols, facts)``, the capture's ``float_reads`` the paths,
     ``symbols`` without theirs, ``facts`` (this call's) those of ``facts_of()`` (a snapshot) made
     with the paths Python did not use guarded as any float (:class:`LeafGuard`) where any was traced."""
-    from .traced_floats import ANY_FLOAT, ANY_HUGE_FLOAT, _AnyFloat, _huge
     now = float_reads(fn, args, kwargs)
     paths = changed_reads(reads.seen, now, reads.static, ints_traced)
     reads.seen, first = now, len(args) + len(kwargs)
@@ -253,9 +253,7 @@ def lifted_capture(capture, reads, fn, args, kwargs, facts, ints_traced, facts_o
         if made is not None:
             made.float_reads = tuple(paths)
     if lifted:
-        guards = {p: (_AnyFloat(_huge(now[p]), conds) if conds else ANY_HUGE_FLOAT if _huge(now[p]) else ANY_FLOAT)
-                  for p, conds in lifted.items()}
-        facts = _relaxed(guards, now, fn, args, kwargs, facts_of)
+        facts = _relaxed({p: any_float(now[p], conds) for p, conds in lifted.items()}, now, fn, args, kwargs, facts_of)
     return result, cap, shape, static, symbols, facts
 
 

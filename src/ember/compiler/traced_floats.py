@@ -49,7 +49,7 @@ from .symbolic import evaluate, free_symbols
 from .structure import same_container
 from .traced_ints import COMPARISONS, INT_POSITIONS, MADE, MATH, SAVED, FloatInt, TracedFloat, TracedInt, numbers_passed
 
-__all__ = ["ANY_FLOAT", "ANY_HUGE_FLOAT", "float_positions", "float_guards", "float_conditions", "float_nodes",
+__all__ = ["ANY_FLOAT", "ANY_HUGE_FLOAT", "any_float", "float_positions", "float_guards", "float_conditions", "float_nodes",
            "fill_node", "float_inputs", "argument_positions", "fill_floats", "note_unseen", "ReturnedFloat", "mark_returned", "returned_floats",
            "has_returned_floats"]
 
@@ -221,11 +221,16 @@ def float_guards(facts, symbols):
     see :func:`float_conditions`) :data:`ANY_FLOAT` (:data:`ANY_HUGE_FLOAT` for a finite value
     beyond float32's range), or such a guard that checks the conditions too."""
     names = {f"argument {k}": conds for k, conds in symbols.items()}
+    return [(name, any_float(_NAN if value is NAN else value[1], names[name]) if name in names else value)
+            for name, value in facts] if names else facts
 
-    def guard(value, conds):
-        huge = value is not NAN and _huge(value[1])
-        return _AnyFloat(huge, conds) if conds else ANY_HUGE_FLOAT if huge else ANY_FLOAT
-    return [(name, guard(value, names[name]) if name in names else value) for name, value in facts] if names else facts
+
+def any_float(value, conds=()):
+    """The guard of a float a graph takes as an input, recorded at ``value``: :data:`ANY_FLOAT`, or
+    :data:`ANY_HUGE_FLOAT` for a finite value beyond float32's range, or such a guard that checks
+    the conditions ``conds`` too (:func:`float_conditions`)."""
+    huge = _huge(value)
+    return _AnyFloat(huge, conds) if conds else ANY_HUGE_FLOAT if huge else ANY_FLOAT
 
 
 _OPS = {"add": Add, "sub": Sub, "mul": Mul, "div": Div}
