@@ -161,15 +161,22 @@ def traced_reads(paths, fn, args, kwargs, first, uses, world):
     """Puts a traced float at each of ``paths`` (position ``first + j``) traced (``uses[first +
     j]``: its :class:`~.traced_ints.Uses`); returns ``[(path, traced float, value)]`` for
     :func:`restore_reads`. What ``world`` (the call's :class:`~.guards.World`) compares of the
-    lists, dicts and objects its modules hold is read again (a dynamic recording checks it)."""
+    lists, dicts and objects its modules hold is read again (a dynamic recording checks it). One
+    that cannot be put there is a use (the recording reads its value)."""
     put = []
     for j, path in enumerate(paths):
         if first + j not in uses:
             continue
-        value = _get(path, fn, args, kwargs)
-        traced = TracedFloat(value, (uses[first + j],), ("argument", first + j))
-        _put(path, fn, args, kwargs, traced)
-        put.append((path, traced, value))
+        try:
+            value = _get(path, fn, args, kwargs)
+            if type(value) is float:
+                traced = TracedFloat(value, (uses[first + j],), ("argument", first + j))
+                _put(path, fn, args, kwargs, traced)
+                put.append((path, traced, value))
+                continue
+        except (LookupError, AttributeError, TypeError, ValueError):
+            pass
+        uses[first + j].append(("not put as a traced float", repr(path)))
     _held_again(world, put)
     return put
 
