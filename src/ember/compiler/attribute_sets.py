@@ -74,10 +74,11 @@ def noted_floats(sets):
     return [(weakref.ref(m), id(m), name, how) for m, name, _, _, how in sets]
 
 
-def set_floats(float_sets, args, kwargs):
+def set_floats(float_sets, args, kwargs, reads=()):
     """Sets each module attribute of ``float_sets`` (a capture's: ``(weak reference to the
-    module, its id, name, how)``) to the float ``how`` computes from this call's arguments."""
-    arguments = (*args, *kwargs.values())
+    module, its id, name, how)``) to the float ``how`` computes from this call's arguments (and
+    the floats it read, ``reads``: :mod:`.read_floats`)."""
+    arguments = (*args, *kwargs.values(), *reads)
     for ref, _, name, how in float_sets:
         m = ref()
         if m is not None:

@@ -106,11 +106,11 @@ class Capture:
         for i in self.grad_required:
             inputs[i].requires_grad_()
 
-    def replay_writes(self, args, kwargs):
-        """Repeats the ``group_writes`` and ``float_sets`` for a call on ``args``, ``kwargs``, after a replay's graph."""
+    def replay_writes(self, args, kwargs, reads=()):
+        """Repeats the ``group_writes`` and ``float_sets`` for a call on ``args``, ``kwargs`` (floats read: ``reads``), after a replay's graph."""
         if self.group_writes:
-            replay_writes(self.group_writes, args, kwargs)
-        set_floats(self.float_sets, args, kwargs)
+            replay_writes(self.group_writes, args, kwargs, reads)
+        set_floats(self.float_sets, args, kwargs, reads)
 
 
 class Tracer(_core.Observer):

@@ -7,13 +7,14 @@ and ``patch(...)`` for a ``with`` block or a decorated function.
 :data:`INDUCTOR` holds the inductor keys ember's compile reads (:func:`inductor_options`: the ones
 set away from torch's default become code generator options, as ``options=`` names them) and the
 ones scripts commonly set that ember accepts and ignores (it has no Triton, CUDA graphs or
-autotuning caches to steer); docs/compile.md lists both.
+autotuning caches to steer); docs/compile.md lists both. :class:`DynamoConfig` is
+``ember._dynamo.config`` (``torch._dynamo.config``: the recompile limit, automatic dynamic shapes).
 """
 import contextlib
 import os
 import types
 
-__all__ = ["ConfigModule", "ConfigPatch", "INDUCTOR", "install", "inductor_options"]
+__all__ = ["ConfigModule", "ConfigPatch", "DynamoConfig", "INDUCTOR", "install", "inductor_options"]
 
 # torch._inductor.config's keys scripts set, with torch 2.13's defaults ("a.b": sub-config a's b)
 INDUCTOR = {
@@ -130,3 +131,19 @@ def install(module, config):
     """Makes ``module`` (a config module being imported) a :class:`ConfigModule` over ``config``."""
     module._config = config
     module.__class__ = ConfigModule
+
+
+class DynamoConfig:
+    """``ember._dynamo.config``: ``recompile_limit`` (8, torch's default) graphs per code object;
+    ``automatic_dynamic_shapes`` (True): with ``dynamic=None``, sizes that changed become symbols."""
+    recompile_limit = 8
+    automatic_dynamic_shapes = True
+    cache_size_limit = property(lambda self: self.recompile_limit,  # torch's older name, read and set
+                                lambda self, value: setattr(self, "recompile_limit", value))
+
+    def patch(self, arg1=None, arg2=None, **kwargs):
+        """Sets the settings for a ``with`` block or a decorated function's calls, then restores
+        them (``torch._dynamo.config.patch``): ``patch("name", value)``, ``patch(name=value)`` or
+        ``patch({"name": value})``."""
+        changes = {arg1: arg2} if isinstance(arg1, str) else dict(arg1 or {}, **kwargs)
+        return ConfigPatch(self, changes)

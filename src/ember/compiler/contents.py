@@ -150,7 +150,9 @@ def baked(obj, depth=0, walk=None):
     by kind (their own guards cover them). A container met again in the walk is ``("again", its
     number in the walk)``: objects linked to each other (a tree of nodes holding their parent)
     are walked, and compared, once each, not once per path. ``walk``: ``{id: number}``."""
-    if scalar(obj):  # (a zero float with its sign: ``x * -0.0`` is -0.0)
+    if scalar(obj):  # (a zero float with its sign: ``x * -0.0`` is -0.0; read_floats.LiftedFloat: its guard)
+        if type(obj) not in _SCALARS and hasattr(obj, "guard"):
+            return obj.guard
         return (float, obj, math.copysign(1.0, obj)) if type(obj) is float and obj == 0 else (type(obj), obj)
     if isinstance(obj, _CONTAINERS):
         items = obj.values() if isinstance(obj, dict) else obj

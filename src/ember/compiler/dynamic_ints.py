@@ -21,6 +21,7 @@ from .float_constants import SWAPPED, restore_codes, swap_codes
 from .side_effects import GLOBALS_SEEN, global_names, plain_object
 from .structure import same_container
 from .symbolic import Cond, Expr, evaluate, free_symbols, symbol
+from .read_floats import restore_reads, traced_reads
 from .traced_floats import argument_positions, float_conditions, mark_returned, note_unseen
 from .traced_ints import BOUNDS, COMPARISONS, INT_POSITIONS, MADE, MINMAX, SAVED, SIZED, TRACING, VALUES, TracedFloat, TracedInt, Uses, patch_math, patch_minmax, plain, unpatch_math
 
@@ -493,16 +494,16 @@ def _watching(run, world):
     return watched
 
 
-def traced_again(run, args, kwargs, world, floats, fn=None):
+def traced_again(run, args, kwargs, world, floats, fn=None, reads=()):
     """``run(args, kwargs)`` (the recording of a call at new sizes of a dynamic graph, checked to
     be the fitted graph there: :func:`.dynamic.verify`) with the float arguments that graph takes
     (``floats``: its :func:`~.traced_floats.float_inputs`) traced again, as its recordings were:
     ``(result, capture)`` (recorded plain, each new size was a graph of its own, and each value);
     ``fn``, the compiled function, as :func:`float_capture`'s."""
-    return float_capture(run, args, kwargs, world, argument_positions(floats), fn)[:2]
+    return float_capture(run, args, kwargs, world, argument_positions(floats), fn, reads)[:2]
 
 
-def float_capture(run, args, kwargs, world, positions, fn=None):
+def float_capture(run, args, kwargs, world, positions, fn=None, reads=()):
     """``run(args, kwargs)`` (a recording: ``(result, capture)``) with the float arguments at
     ``positions`` (in ``(*args, *kwargs.values())``) passed as traced floats
     (:mod:`.traced_floats`). Returns ``(result, capture, symbols)``: ``symbols`` ``{position:
@@ -511,7 +512,8 @@ def float_capture(run, args, kwargs, world, positions, fn=None):
     (``type(lr) is float``: False there) is run again with the floats plain. The optimizers'
     groups are watched for the user's code reading them (:func:`.group_writes.watched_groups`);
     ``fn``, the compiled function, runs its float constants' rewrite (``0.5 * round(lr)``:
-    :mod:`.float_constants`)."""
+    :mod:`.float_constants`); the floats it reads at ``reads`` (paths, :mod:`.read_floats`) are the
+    arguments after the call's own."""
     run = _watching(run, world)
     if not positions:
         patched = patch_math()  # (``math.cos(k / 6)``: traced as ``k * 0.5`` is)
@@ -525,8 +527,10 @@ def float_capture(run, args, kwargs, world, positions, fn=None):
         seen.floats = True
     before, arguments, names = State(world), list(args) + list(kwargs.values()), list(kwargs)
     for k in positions:
-        arguments[k] = TracedFloat(arguments[k], (uses[k],), ("argument", k))
+        if k < len(arguments):
+            arguments[k] = TracedFloat(arguments[k], (uses[k],), ("argument", k))
         uses[k].active = True
+    put = traced_reads(reads, fn, args, kwargs, len(arguments), uses, world)
     TRACING.append(uses)
     patched, swapped = patch_math(), len(SWAPPED)  # (``math.sqrt(lr)`` traced too)
     swap_codes((fn,) if fn is not None else ())
@@ -543,6 +547,7 @@ def float_capture(run, args, kwargs, world, positions, fn=None):
             note_unseen(cap)  # (a float returned: computed from the arguments at each call, else a use)
             cap.output = plain(mark_returned(cap.output))
     finally:
+        restore_reads(put, fn, args, kwargs, world)
         TRACING.remove(uses)
         restore_codes(swapped)
         unpatch_math(patched)

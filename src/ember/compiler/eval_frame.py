@@ -28,10 +28,11 @@ from . import aot, rebind, replay, shared_cache
 from .backends import compile_graph, log_enabled
 from .custom_backend import custom_runner, first_run, first_split_run, is_custom, state_before
 from .capture import capture, input_names, unflatten
-from .config_module import ConfigPatch
+from .config_module import DynamoConfig
 from .duck_sizes import name_dims
 from .dynamic import capture_dynamic, marks as _marks, verify
-from .dynamic_ints import float_capture, int_symbols, static_ints, traced_again
+from .dynamic_ints import ARG, float_capture, int_symbols, static_ints, traced_again
+from .read_floats import Reads, lifted_capture, read_values
 from .traced_floats import fill_floats, has_returned_floats, float_guards, float_inputs, float_positions, returned_floats
 from .breaks import SPARSE, eager_argument as _eager_argument, sparse_argument as _sparse_argument
 from .exc import FailOnRecompileLimitHit, Unsupported
@@ -53,23 +54,7 @@ __all__ = ["compile", "OptimizedModule", "reset", "disable", "set_stance", "is_c
            "config", "MODES", "BACKENDS"]
 
 
-class _Config:
-    """``ember._dynamo.config``: ``recompile_limit`` (8, torch's default) graphs per code object;
-    ``automatic_dynamic_shapes`` (True): with ``dynamic=None``, sizes that changed become symbols."""
-    recompile_limit = 8
-    automatic_dynamic_shapes = True
-    cache_size_limit = property(lambda self: self.recompile_limit,  # torch's older name, read and set
-                                lambda self, value: setattr(self, "recompile_limit", value))
-
-    def patch(self, arg1=None, arg2=None, **kwargs):
-        """Sets the settings for a ``with`` block or a decorated function's calls, then restores
-        them (``torch._dynamo.config.patch``): ``patch("name", value)``, ``patch(name=value)`` or
-        ``patch({"name": value})``."""
-        changes = {arg1: arg2} if isinstance(arg1, str) else dict(arg1 or {}, **kwargs)
-        return ConfigPatch(self, changes)
-
-
-config = _Config()
+config = DynamoConfig()
 counters = collections.defaultdict(collections.Counter)  # torch._dynamo.utils.counters
 _compiled = weakref.WeakSet()
 
@@ -113,6 +98,7 @@ class _Entry:
         self.fixed = [f(None, None) if same else None for f, same in zip(self.fetch, fixed)]
         self.varying = [(i, f) for i, (f, same) in enumerate(zip(self.fetch, fixed)) if not same]
         self.floats, self.marked = float_inputs(sources), has_returned_floats(cap.output)
+        self.reads = getattr(cap, "float_reads", ())  # (the floats it reads: read_floats)
         self.mutated = [graph.placeholders.index(p) for p, _ in graph.mutations]
         if self.joint is not None and backend in ("aot_eager", "inductor"):
             # forward and backward both compiled, joined by one autograd node
@@ -167,12 +153,15 @@ class _Entry:
         """Runs a call whose guards hold; ``inputs``: its tensors (``World.inputs``)."""
         if self.uncut:
             return fn(*args, **kwargs)
+        reads = read_values(self.reads, fn, args, kwargs) if self.reads else ()
+        if reads is None:  # (a path of its reads missing in this call: eagerly)
+            return fn(*args, **kwargs)
         self.cap.require_grads(inputs)  # (``x.requires_grad_()`` before the call read x)
         tensors = self.fixed.copy()
         for i, f in self.varying:
             tensors[i] = f(inputs, sizes)
         if self.floats:
-            fill_floats(tensors, self.floats, args, kwargs)
+            fill_floats(tensors, self.floats, args, kwargs, reads)
         if self.joint is not None:  # (then the .grad sets too: zero_grad() before the forward)
             results = aot.apply_compiled(self, sizes, tensors)
         elif self.on_arrays:
@@ -198,9 +187,9 @@ class _Entry:
         if self.views:
             results = remake(self.views, self.viewed, results, tensors, sizes)
         set_grads(self.cap, inputs, results)
-        self.cap.replay_writes(args, kwargs)  # (``g["lr"] = lr``)
+        self.cap.replay_writes(args, kwargs, reads)  # (``g["lr"] = lr``)
         set_attributes(self.cap.attr_sets, results)
-        return returned_floats(unflatten(self.cap.output, iter(results), sizes), self.marked, args, kwargs)
+        return returned_floats(unflatten(self.cap.output, iter(results), sizes), self.marked, args, kwargs, reads)
 
 
 def _codegen(graph, options):
@@ -232,7 +221,7 @@ class _CompiledFunction:
             spec.check_signature(self._signature_of)
         settings = (backend, tuple(sorted(options.items())), dynamic, recompile_limit)  # (fullgraph shares)
         self._isolate, self._cache = isolate, shared_cache.cache_for(fn, settings, isolate or spec is not None)
-        self._world, self._waited = None, False
+        self._world, self._waited, self._reads = None, False, Reads()  # (_reads: read_floats)
         self._last = None, None  # (facts, entry) of the last call that replayed a static graph
         self._recheck, self._missed = None, 0  # that call's facts, to re-read flat (recheck.rechecking)
         self._recheck_for = self._other = None  # (the _last it was made for; a graph's used in turn: (recheck, _last))
@@ -298,7 +287,7 @@ class _CompiledFunction:
                     return entry(world.inputs, fn, args, kwargs, sizes)
                 # the first call at new sizes runs eagerly, recorded, and must be the fitted graph
                 before = state_before(self._backend, world)  # (a callable backend's: first_run)
-                result, cap = traced_again(lambda a, k: capture(fn, a, k, world, self._fullgraph), args, kwargs, world, entry.floats, fn)
+                result, cap = traced_again(lambda a, k: capture(fn, a, k, world, self._fullgraph), args, kwargs, world, entry.floats, fn, entry.reads)
                 reason = verify(entry.shape, sizes, cap)
                 limit = self._recompile_limit or config.recompile_limit
                 if reason is not None and self._cache.family.captured() < limit:
@@ -347,11 +336,16 @@ class _CompiledFunction:
             self._waited = True
             return fn(*args, **kwargs)
         dims, ranges, floats, separate = self._dynamic_dims(world, facts, declared)
+        ints = any(k[0] == ARG for k in dims)  # (``lr * (it + 1)``: the float arguments beside traced ints traced too)
+        if ints:
+            floats = sorted({*floats, *(k for k, a in enumerate(world.arguments) if type(a) is float and k not in self._static_ints)})
         names = input_names(fn, args, kwargs) + [h[0] for h in held] if dims else None
         record = (lambda a, k: capture_dynamic(fn, a, k, world, self._fullgraph, dims, ranges, names, lambda text: _log(
             "dynamic", text), separate=separate)) if dims else lambda a, k: (*capture(fn, a, k, world, self._fullgraph), None, None)
         before = state_before(self._backend, world)  # (a callable backend's callable runs at this call: first_run)
-        result, cap, shape, static, symbols = float_capture(record, args, kwargs, world, floats, fn)
+        result, cap, shape, static, symbols, facts = lifted_capture(
+            lambda at, paths: float_capture(record, args, kwargs, world, floats + at, fn, paths), self._reads, fn, args,
+            kwargs, facts, ints, lambda: snapshot(World(fn, args, kwargs, held=held), args, kwargs))
         facts = read_groups(float_guards(facts, symbols), world.optimizers)  # (a float Python used keeps its guard)
         # (an int specialised, not probed again at each new value)
         # (``k == 3`` True pins its int to one graph, not for good: dynamic.capture_dynamic's ``pinned``)

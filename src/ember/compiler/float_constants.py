@@ -18,7 +18,9 @@ which read the function's own code, still guard the global. A global's or closur
 (:class:`LoadedFloat`) is read when its operator runs, as eager's load right before it
 (``global LR; LR = LR * 0.5`` earlier in the function: the new value; one that a call in the
 right operand writes, ``LR * (k + bump())``, would be read after the call, where eager's reads
-it before). A local's or an attribute's float is not rewritten (one code serves every instance).
+it before). A local given a float constant once (``base = 0.25``), each read of it such a left
+operand, holds the constant's :class:`ConstFloat` (its load rewritten, :func:`_local_constants`); an
+attribute's float is read as a traced float where it changed (:mod:`.read_floats`).
 
 A call of the built-in ``int`` (``int(lr)``) is rewritten alike: its load pushes :data:`TRACING_INT`,
 which gives ``math.trunc`` of a traced float (a :class:`~.traced_ints.FloatInt`, an int Python
@@ -65,17 +67,36 @@ def _sites(code):
         if "int" in code.co_names and type(_GLOBAL_CACHES) is int and _GLOBAL_CACHES >= 2:
             found += [(i.offset, _INT, None) for i in dis.get_instructions(code)
                       if i.opname == "LOAD_GLOBAL" and i.argval == "int" and i.arg & 1]
+        lefts = set()  # (the offsets of the locals' loads there)
         for left, right, _, op in operator_operands(code):
             if op.opname != "BINARY_OP" or op.argrepr not in _SIGNS or len(left) != 1 or left[0].arg >= 256 or not any(
                     i.opname in ("LOAD_FAST", "LOAD_DEREF") for i in right):
                 continue
             ins = left[0]
-            if ins.opname == "LOAD_CONST" and type(ins.argval) is float:
+            if ins.opname == "LOAD_FAST":
+                lefts.add(ins.offset)
+            elif ins.opname == "LOAD_CONST" and type(ins.argval) is float:
                 found.append((ins.offset, "const", ins.argval))
             elif ins.opname == "LOAD_GLOBAL" and not ins.arg & 1 and type(_GLOBAL_CACHES) is int:
                 found.append((ins.offset, ins.argval, None))
             elif ins.opname == "LOAD_DEREF" and ins.argval in code.co_freevars:  # (a closure's: ``base * (it + 1)``)
                 found.append((ins.offset, ("closure", code.co_freevars.index(ins.argval)), None))
+        found += _local_constants(code, lefts)
+    return found
+
+
+def _local_constants(code, lefts):
+    """The loads of a float constant stored into a local (``base = 0.25``), the local's one store,
+    where each read of it is the left operand of a site (at ``lefts``: ``base * (it + 1)``)."""
+    found, instructions = [], list(dis.get_instructions(code))
+    for name in set(code.co_varnames[code.co_argcount + code.co_kwonlyargcount:]) - set(code.co_cellvars):
+        touches = [(k, i) for k, i in enumerate(instructions) if i.argval == name and "FAST" in i.opname]
+        stores = [k for k, i in touches if i.opname == "STORE_FAST"]
+        if len(stores) == 1 and stores[0] and all(i.opname == "STORE_FAST" or i.opname == "LOAD_FAST" and i.offset in lefts
+                                                  for _, i in touches) and len(touches) > 1:
+            const = instructions[stores[0] - 1]
+            if const.opname == "LOAD_CONST" and type(const.argval) is float and const.arg < 256:
+                found.append((const.offset, "const", const.argval))
     return found
 
 

@@ -89,9 +89,10 @@ def _compute(how, arguments):
     return what if kind == "const" else _value(what, arguments.__getitem__)
 
 
-def replay_writes(writes, args, kwargs):
-    """Repeats a recorded call's group ``writes`` (:func:`group_writes`) for a call on ``args``, ``kwargs``."""
-    arguments = (*args, *kwargs.values())
+def replay_writes(writes, args, kwargs, reads=()):
+    """Repeats a recorded call's group ``writes`` (:func:`group_writes`) for a call on ``args``,
+    ``kwargs`` and the floats it read (``reads``: :mod:`.read_floats`, after the arguments)."""
+    arguments = (*args, *kwargs.values(), *reads)
     for opt, index, key, how in writes:
         opt.param_groups[index][key] = _compute(how, arguments)
 

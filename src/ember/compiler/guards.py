@@ -150,7 +150,7 @@ class World:
             ("module structure", tuple([id(c) for m in modules for c in (*m._modules.values(), *_listed_modules(m))])),
             ("training (train/eval) of the modules", tuple([m.training for m in modules])),
             (ATTRIBUTES,
-             tuple([tuple([(k, *baked(v)) if scalar(v) else (k, baked(v)) if container(v) else (k, "is", id(v))
+             tuple([tuple([(k, baked(v)) if scalar(v) or container(v) else (k, "is", id(v))
                            for k, v in vars(m).items()
                            if scalar(v) or container(v) and type(v) not in _COUNTED and k not in _TABLE_MARKS
                            or _called(m, v)])

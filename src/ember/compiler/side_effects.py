@@ -400,7 +400,7 @@ def _numpy_stream():
     return name, key.tobytes(), pos, has_gauss, cached
 
 
-_NOT_PLAIN = (Module, Optimizer, type, Tensor, logging.Logger, logging.LoggerAdapter)
+_NOT_PLAIN = (Module, Optimizer, type, Tensor, logging.Logger, logging.LoggerAdapter, int, float)  # (a traced number: a number)
 
 
 def plain_object(value):

@@ -49,7 +49,7 @@ from .symbolic import evaluate, free_symbols
 from .structure import same_container
 from .traced_ints import COMPARISONS, INT_POSITIONS, MADE, MATH, SAVED, FloatInt, TracedFloat, TracedInt, numbers_passed
 
-__all__ = ["ANY_FLOAT", "ANY_HUGE_FLOAT", "float_positions", "float_guards", "float_conditions", "float_nodes",
+__all__ = ["ANY_FLOAT", "ANY_HUGE_FLOAT", "any_float", "float_positions", "float_guards", "float_conditions", "float_nodes",
            "fill_node", "float_inputs", "argument_positions", "fill_floats", "note_unseen", "ReturnedFloat", "mark_returned", "returned_floats",
            "has_returned_floats"]
 
@@ -221,11 +221,16 @@ def float_guards(facts, symbols):
     see :func:`float_conditions`) :data:`ANY_FLOAT` (:data:`ANY_HUGE_FLOAT` for a finite value
     beyond float32's range), or such a guard that checks the conditions too."""
     names = {f"argument {k}": conds for k, conds in symbols.items()}
+    return [(name, any_float(_NAN if value is NAN else value[1], names[name]) if name in names else value)
+            for name, value in facts] if names else facts
 
-    def guard(value, conds):
-        huge = value is not NAN and _huge(value[1])
-        return _AnyFloat(huge, conds) if conds else ANY_HUGE_FLOAT if huge else ANY_FLOAT
-    return [(name, guard(value, names[name]) if name in names else value) for name, value in facts] if names else facts
+
+def any_float(value, conds=()):
+    """The guard of a float a graph takes as an input, recorded at ``value``: :data:`ANY_FLOAT`, or
+    :data:`ANY_HUGE_FLOAT` for a finite value beyond float32's range, or such a guard that checks
+    the conditions ``conds`` too (:func:`float_conditions`)."""
+    huge = _huge(value)
+    return _AnyFloat(huge, conds) if conds else ANY_HUGE_FLOAT if huge else ANY_FLOAT
 
 
 _OPS = {"add": Add, "sub": Sub, "mul": Mul, "div": Div}
@@ -425,11 +430,11 @@ def argument_positions(floats):
     return sorted(found)
 
 
-def fill_floats(tensors, floats, args, kwargs):
+def fill_floats(tensors, floats, args, kwargs, reads=()):
     """Puts into ``tensors`` (a graph's inputs) at each placeholder index of ``floats`` (see
-    :func:`float_inputs`) its float argument of this call, or the float Python computes from
-    them, as a 0-d float64 tensor."""
-    arguments = (*args, *kwargs.values())
+    :func:`float_inputs`) its float argument of this call (or float read: ``reads``, after the
+    arguments, :mod:`.read_floats`), or the float Python computes from them, as a 0-d float64 tensor."""
+    arguments = (*args, *kwargs.values(), *reads)
     for i, k in floats:
         value = arguments[k] if type(k) is int else _value(k, arguments.__getitem__)
         tensors[i] = Tensor._make(np.array(value, np.float64))
@@ -523,17 +528,17 @@ def has_returned_floats(output):
     return next(instances_in(output, ReturnedFloat), None) is not None
 
 
-def returned_floats(value, marked, args, kwargs):
+def returned_floats(value, marked, args, kwargs, reads=()):
     """``value`` (a replay's returned structure) with each :class:`ReturnedFloat` the float it
-    computes from this call's arguments; ``value`` itself unless ``marked`` (the graph's
-    structure holds one)."""
+    computes from this call's arguments (and floats read: ``reads``, see :func:`fill_floats`);
+    ``value`` itself unless ``marked`` (the graph's structure holds one)."""
     if not marked:
         return value
     if type(value) is ReturnedFloat:
-        return _value(value.how, (*args, *kwargs.values()).__getitem__)
+        return _value(value.how, (*args, *kwargs.values(), *reads).__getitem__)
     if isinstance(value, (tuple, list)):
-        items = [returned_floats(v, True, args, kwargs) for v in value]
+        items = [returned_floats(v, True, args, kwargs, reads) for v in value]
         return same_container(value, items)
     if isinstance(value, dict):
-        return type(value)((k, returned_floats(v, True, args, kwargs)) for k, v in value.items())
+        return type(value)((k, returned_floats(v, True, args, kwargs, reads)) for k, v in value.items())
     return value

@@ -365,6 +365,11 @@ def _float_noting(name, method):
                 uses = self.uses + tuple(u for u in getattr(other, "uses", ()) if u not in self.uses)
                 return TracedFloat(method(self, other), uses,
                                    (how[0], other, self) if how[1] else (how[0], self, other))
+            if type(other) is TracedInt and other.uses.active:  # (``lr * (it + 1)``: a float of both)
+                if how is not None and how[0] != "div" and other.expr is not None and all(seen.floats for seen in self.uses):
+                    return TracedFloat(method(self, int.__int__(other)), self.uses + (other.uses,),
+                                       (how[0], other, self) if how[1] else (how[0], self, other))
+                other.uses.append((name, user_frame()))  # (its digits read unseen)
             if not (name in _ARITHMETIC or name in ("__truediv__", "__rtruediv__")) or isinstance(other, _NUMBERS):
                 for seen in self.uses:  # (a tensor operand: its own method takes the float as an operand)
                     seen.append((name, user_frame()))

@@ -115,9 +115,10 @@ def note_float_operands(frame):
     true division or a power)."""
     traced = {name: value for name, value in frame.f_locals.items() if type(value) in _TRACED}
     code = frame.f_code
-    for left, right, line, _ in operator_operands(code):
-        if left and left[0].opname == "LOAD_CONST" and isinstance(left[0].argval, ConstFloat):
-            continue  # (its operator noted it: float_constants.py)
+    for left, right, line, op in operator_operands(code):
+        if left and left[0].opname == "LOAD_CONST" and isinstance(left[0].argval, ConstFloat) or op.argrepr in _TRACING_SIGNS \
+                and type(_simple_value(left, frame)) in (TracedFloat, ConstFloat):
+            continue  # (its operator noted it: float_constants.py; a traced float's, traced_ints.TracedFloat)
         names = [i.argval for i in right if i.opname in ("LOAD_FAST", "LOAD_DEREF", "LOAD_CLOSURE")]
         hits = [traced[n] for n in names if n in traced and (type(traced[n]) is not TracedFloat or _to_int(right))]
         if type(_simple_value(right, frame)) in (TracedInt, FloatInt):  # (self.k, cfg.k)
@@ -130,6 +131,7 @@ def note_float_operands(frame):
 
 
 _TRACED = (TracedInt, FloatInt, TracedFloat)
+_TRACING_SIGNS = ("+", "-", "*", "+=", "-=", "*=")  # (a traced float's operators that trace a traced int)
 
 
 def _span_kind(span, frame):
