@@ -10,6 +10,8 @@ import math
 
 import pytest
 import torch
+import torch._dynamo
+from torch._dynamo.testing import CompileCounter as TorchCounter
 
 import ember
 from ember._dynamo.testing import CompileCounter
@@ -19,10 +21,16 @@ class _Box:
     pass
 
 
+class _Config:  # (a class attribute: ``Config.lr = lr``)
+    lr = 0.5
+
+
 def _leaks(module, where):
     """Values of ``read(x, k)`` over 4 calls after ``store(x, lr)`` left ``lr`` at ``where`` over
     4 calls (the float traced from the second call on), both compiled with ember's."""
     box, hist = _Box(), []
+    _Config.lr = 0.5
+
     box.v = 0.5
     state = {"G": 0.5}
 
@@ -38,12 +46,15 @@ def _leaks(module, where):
                 box.v = lr
             elif where == "list":
                 hist.append(lr)
+            elif where == "class":
+                _Config.lr = lr
             else:
                 state["G"] = lr
             return y
 
         def read(x, k):
-            value = {"closure": v, "object": box.v, "list": hist[-1] if hist else 0.0, "dict": state["G"]}[where]
+            value = {"closure": v, "object": box.v, "list": hist[-1] if hist else 0.0, "dict": state["G"],
+                     "class": _Config.lr}[where]
             return x * value + k
         return store, read
 
@@ -53,12 +64,12 @@ def _leaks(module, where):
     x = module.ones(2)
     for i in range(4):
         step(x, 0.1 * (i + 1))
-    types = {type(v) for v in (box.v, state["G"], *hist)}
+    types = {type(v) for v in (box.v, state["G"], *hist, _Config.lr)}
     probe = compiled(read)
     return [probe(x, 10.0 * i)[0].item() for i in range(4)], types
 
 
-@pytest.mark.parametrize("where", ["closure", "object", "list", "dict"])
+@pytest.mark.parametrize("where", ["closure", "object", "list", "dict", "class"])
 def test_a_stored_traced_float_is_plain_and_read_right_later(where):
     """A float argument stored by the step and read by another compiled function: torch's values
     (the store's last value, 0.4, then ``+ k``), a plain float there."""
@@ -66,3 +77,69 @@ def test_a_stored_traced_float_is_plain_and_read_right_later(where):
     want, _ = _leaks(torch, where)
     got, types = _leaks(ember, where)
     assert got == pytest.approx(want, rel=1e-6) and types == {float}
+
+
+def _emas(module, base):
+    """The EMA steps as classes over ``base`` (``module.nn.Module`` or ``object``): the decay
+    warmup read before the counter is stored, timm/yolov5's ``ModelEMA`` (``math.exp`` of the
+    counter), and a decay passed in (``update(model, d)``)."""
+
+    class Warmup(base):
+        def __init__(self, ema):
+            base.__init__(self)
+            self.ema, self.decay, self.step = ema, 0.999, 0
+
+        def update(self, model):
+            with module.no_grad():
+                d = min(self.decay, (1 + self.step) / (10 + self.step))
+                self.step += 1
+                for e, p in zip(self.ema.parameters(), model.parameters()):
+                    e.mul_(d).add_(p.detach(), alpha=1 - d)
+
+    class ModelEMA(Warmup):
+        def update(self, model):
+            with module.no_grad():
+                self.step += 1
+                d = self.decay * (1 - math.exp(-self.step / 2000))
+                for e, p in zip(self.ema.parameters(), model.parameters()):
+                    e.mul_(d).add_(p.detach(), alpha=1 - d)
+
+    class Passed(Warmup):
+        def update(self, model, d):
+            with module.no_grad():
+                for e, p in zip(self.ema.parameters(), model.parameters()):
+                    e.mul_(d).add_(p.detach(), alpha=1 - d)
+    return {"warmup": Warmup, "model_ema": ModelEMA, "passed": Passed}
+
+
+def _ema_run(module, kind, base, compiled=True, steps=8):
+    """(the EMA model's parameters after ``steps`` updates, graphs compiled), the model's
+    parameters moved before each update; compiled with a CompileCounter backend (torch's, ember's)."""
+    module.manual_seed(0)
+    model, ema = module.nn.Linear(3, 4), module.nn.Linear(3, 4)
+    ema.load_state_dict(model.state_dict())
+    averaged = _emas(module, module.nn.Module if base == "module" else object)[kind](ema)
+    counter = (TorchCounter if module is torch else CompileCounter)()
+    (torch._dynamo.reset if module is torch else ember.compiler.reset)()
+    update = module.compile(averaged.update, backend=counter) if compiled else averaged.update
+    for i in range(steps):
+        with module.no_grad():
+            for p in model.parameters():
+                p.add_(0.1 * (i + 1)).mul_(0.9)
+        update(model) if kind != "passed" else update(model, min(0.999, (1 + i) / (10 + i)))
+    return [v for p in ema.parameters() for v in p.detach().flatten().tolist()], counter.frame_count
+
+
+@pytest.mark.parametrize("kind, base", [("warmup", "module"), ("warmup", "object"), ("model_ema", "object"),
+                                        ("passed", "object")])
+def test_ema_parameters_and_graph_counts(kind, base):
+    """The EMA model's parameters after 8 updates equal torch eager's within rel 1e-6 (float32
+    mul_/add_ in the same order); with the decay passed in, ember's graph count is torch.compile's
+    (2: the decay a symbol from the second call). (A counter stored on the object is a side effect
+    ember's replay does not repeat: it runs those steps eagerly, 0 graphs, where torch makes 8 on
+    a module (its int attributes static) and 2 on an object (the counter a symbol).)"""
+    want, _ = _ema_run(torch, kind, base, compiled=False)
+    got, graphs = _ema_run(ember, kind, base)
+    assert got == pytest.approx(want, rel=1e-6, abs=1e-7)
+    if kind == "passed":
+        assert graphs == _ema_run(torch, kind, base)[1] == 2

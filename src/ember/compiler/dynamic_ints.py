@@ -18,7 +18,7 @@ from .graph import instances_in
 from .contents import LARGE
 from .group_writes import watched_groups
 from .float_constants import SWAPPED, restore_codes, swap_codes
-from .side_effects import GLOBALS_SEEN, global_names, plain_object
+from .side_effects import GLOBALS_SEEN, global_names, plain_object, user_class
 from .structure import same_container
 from .symbolic import Cond, Expr, evaluate, free_symbols, symbol
 from .traced_floats import argument_positions, float_conditions, mark_returned, note_unseen
@@ -98,7 +98,8 @@ def plain_ints(world):
             for use in value.uses if type(value) is TracedFloat else ():
                 use.append(("stored", "a traced float kept where the call can reach it"))  # (its value guarded)
             return plain(value)
-        if depth > 4 or id(value) in seen or isinstance(value, (Tensor, str, bytes, int, float, type)) or value is None \
+        if depth > 4 or id(value) in seen or isinstance(value, (Tensor, str, bytes, int, float)) or value is None \
+                or isinstance(value, type) and not user_class(value) \
                 or isinstance(value, (list, deque, dict, set)) and len(value) > LARGE:  # (a data set is not walked)
             return value
         seen.add(id(value))
@@ -121,6 +122,9 @@ def plain_ints(world):
             value.difference_update(traced)
             value.update(map(plain, traced))
             return value
+        elif isinstance(value, type):  # (a user's class: ``Config.lr = lr``)
+            slots = [(key, v) for key, v in vars(value).items() if not key.startswith("__")]
+            target = _ClassSlots(value)
         elif isinstance(value, (Module, Optimizer)) or plain_object(value):
             target = vars(value)  # (a plain object's __dict__ written: no property or __setattr__ runs)
             slots = list(target.items())
@@ -150,6 +154,16 @@ def plain_ints(world):
             names[name] = new
     for root in (*world.arguments, *world.roots, *world.all_modules, *world.optimizers):
         fixed(root, 0)
+
+
+class _ClassSlots:
+    """A class's attributes written as ``plain_ints`` writes a ``__dict__`` (a class's is read-only)."""
+
+    def __init__(self, cls):
+        self.cls = cls
+
+    def __setitem__(self, key, value):
+        type.__setattr__(self.cls, key, value)
 
 
 class Ranges(dict):
