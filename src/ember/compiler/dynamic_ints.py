@@ -153,7 +153,8 @@ def plain_ints(world):
         if new is not None and new is not names[name]:
             names[name] = new
     for root in (*world.arguments, *world.roots, *world.all_modules, *world.optimizers):
-        fixed(root, 0)
+        if type(root) not in _TRACED:  # (an argument traced itself: no store)
+            fixed(root, 0)
 
 
 class _ClassSlots:
