@@ -86,10 +86,11 @@ def plain_ints(world):
     :class:`~.traced_ints.TracedFloat`: a use of it, its value guarded) that a recording left
     where the call can reach: in the globals and closure cells the function names
     (and the globals of the user code it ran),
-    in its argument objects, modules and optimizers, and in the lists, dicts, sets, tuples and
-    plain objects they hold, up to four levels down and :data:`~.contents.LARGE` items long
-    (``self.n = k``, ``seen.append(k + 1)``:
-    ``type(obj.n) is int`` after the call, as after eager's)."""
+    in its argument objects, modules and optimizers, and in the lists, dicts, sets, tuples,
+    plain objects and user classes they hold, up to four levels down and :data:`~.contents.LARGE`
+    items long (``self.n = k``, ``seen.append(k + 1)``, ``Config.lr = lr``: ``type(obj.n) is int``
+    after the call, as after eager's; a traced float left there named its argument's position, and
+    a later recording reading it took that recording's argument for it)."""
     fn = inspect.unwrap(getattr(world.fn, "__func__", world.fn))
     code, seen = getattr(fn, "__code__", None), set()
 
