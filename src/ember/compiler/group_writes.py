@@ -80,8 +80,9 @@ def watched_groups(optimizers, cap_of):
     (or its float32 rounding) is a plain number of the recorded graph (``cap_of()``: passed to an
     op by the user's code unseen, ``x * lr``) put in :data:`READ` too, unless the call wrote
     that entry (``g["weight_decay"] = 0.01`` over 0.01: the number is the write's)."""
-    watched = []
-    WATCHED.append(tuple(optimizers))
+    watched, optimizers = [], tuple(optimizers)
+    if optimizers:
+        WATCHED.append(optimizers)
     for opt in optimizers:
         BEFORE[opt] = [dict(g) for g in opt.param_groups]
         for g in opt.param_groups:
@@ -92,7 +93,8 @@ def watched_groups(optimizers, cap_of):
     try:
         yield
     finally:
-        WATCHED.pop()
+        if optimizers:
+            WATCHED.pop()
         kept = [g.get(key) is value for g, key, value in watched]  # (else overwritten by the call)
         for g, key, value in watched:
             if g.get(key) is value:
@@ -115,6 +117,7 @@ def note_math_read(frame):
     :class:`GroupFloat` entries the user's ``frame``, calling a function of ``math``, holds in a
     local or one container down (``g = opt.param_groups[0]``, ``math.cos(g["lr"])``), and all of
     them where its code reads ``param_groups`` (``math.cos(opt.param_groups[0]["lr"])``)."""
+    from .contents import LARGE  # (here: contents imports this module)
     optimizers = [opt for watched in WATCHED for opt in watched]
     if "param_groups" in frame.f_code.co_names:
         READ.update(optimizers)
@@ -122,7 +125,7 @@ def note_math_read(frame):
     groups = {id(g): opt for opt in optimizers for g in opt.param_groups}
     values = list(frame.f_locals.values())
     for v in list(values):
-        if type(v) in (list, tuple, dict):
+        if type(v) in (list, tuple, dict) and len(v) <= LARGE:  # (a data set is not looked into)
             values += v.values() if type(v) is dict else v
     for v in values:
         if isinstance(v, GroupFloat):
