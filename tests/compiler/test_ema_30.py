@@ -5,7 +5,8 @@ computation names the *argument position*: another compiled function reading it 
 own argument at that position for it (``x * G + k`` gave ``x * k + k``). Now the recording leaves
 a plain float there (``dynamic_ints.plain_ints``), as eager does. The EMA steps (decay warmup,
 timm/yolov5's ``ModelEMA``): parameters after 8 steps as torch eager's (rel 1e-6: float32 ops in
-the same order), graph counts against torch.compile's CompileCounter."""
+the same order), graph counts against torch.compile's CompileCounter. A ``math`` function of an
+optimizer group's float (``math.cos(g["lr"])``) follows a scheduler (``group_writes.note_math_read``)."""
 import math
 
 import pytest
@@ -25,13 +26,15 @@ class _Config:  # (a class attribute: ``Config.lr = lr``)
     lr = 0.5
 
 
+_G = 0.5  # (a global: ``G = lr``)
+
+
 def _leaks(module, where):
     """Values of ``read(x, k)`` over 4 calls after ``store(x, lr)`` left ``lr`` at ``where`` over
     4 calls (the float traced from the second call on), both compiled with ember's."""
+    global _G
     box, hist = _Box(), []
-    _Config.lr = 0.5
-
-    box.v = 0.5
+    _Config.lr = box.v = _G = 0.5
     state = {"G": 0.5}
 
     def make():
@@ -48,13 +51,16 @@ def _leaks(module, where):
                 hist.append(lr)
             elif where == "class":
                 _Config.lr = lr
+            elif where == "global":
+                global _G
+                _G = lr
             else:
                 state["G"] = lr
             return y
 
         def read(x, k):
             value = {"closure": v, "object": box.v, "list": hist[-1] if hist else 0.0, "dict": state["G"],
-                     "class": _Config.lr}[where]
+                     "class": _Config.lr, "global": _G}[where]
             return x * value + k
         return store, read
 
@@ -64,12 +70,12 @@ def _leaks(module, where):
     x = module.ones(2)
     for i in range(4):
         step(x, 0.1 * (i + 1))
-    types = {type(v) for v in (box.v, state["G"], *hist, _Config.lr)}
+    types = {type(v) for v in (box.v, state["G"], *hist, _Config.lr, _G)}
     probe = compiled(read)
     return [probe(x, 10.0 * i)[0].item() for i in range(4)], types
 
 
-@pytest.mark.parametrize("where", ["closure", "object", "list", "dict", "class"])
+@pytest.mark.parametrize("where", ["closure", "object", "list", "dict", "class", "global"])
 def test_a_stored_traced_float_is_plain_and_read_right_later(where):
     """A float argument stored by the step and read by another compiled function: torch's values
     (the store's last value, 0.4, then ``+ k``), a plain float there."""
