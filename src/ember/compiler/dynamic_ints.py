@@ -18,12 +18,12 @@ from .graph import instances_in
 from .contents import LARGE
 from .group_writes import watched_groups
 from .float_constants import SWAPPED, restore_codes, swap_codes
-from .side_effects import GLOBALS_SEEN, global_names, plain_object
+from .side_effects import GLOBALS_SEEN, global_names, plain_object, user_class
 from .structure import same_container
 from .symbolic import Cond, Expr, evaluate, free_symbols, symbol
 from .read_floats import restore_reads, traced_reads
 from .traced_floats import argument_positions, float_conditions, mark_returned, note_unseen
-from .traced_ints import BOUNDS, COMPARISONS, INT_POSITIONS, MADE, MINMAX, SAVED, SIZED, TRACING, VALUES, TracedFloat, TracedInt, Uses, patch_math, patch_minmax, plain, unpatch_math
+from .traced_ints import BOUNDS, COMPARISONS, INT_POSITIONS, MADE, MINMAX, SAVED, SIZED, TRACING, VALUES, FloatInt, TracedFloat, TracedInt, Uses, patch_math, patch_minmax, plain, unpatch_math
 
 __all__ = ["ARG", "int_symbols", "static_ints", "traced_capture", "int_ranges", "returned_ints", "fit_returned",
            "plain_ints", "compared_range", "Ranges", "State", "float_capture", "minmax_atoms",
@@ -32,6 +32,7 @@ __all__ = ["ARG", "int_symbols", "static_ints", "traced_capture", "int_ranges", 
 # ``dims`` keys are (flat tensor input index, dim), or (ARG, position in (*args, *kwargs.values()))
 # for a scalar int argument (an IntVar of a spec, or an int taken as a symbol: int_symbols)
 ARG = "argument"
+_TRACED = (TracedInt, FloatInt, TracedFloat)
 
 
 def traced_capture(fn, args, kwargs, world, fullgraph, joint, uses, values, symbols):
@@ -82,20 +83,25 @@ def traced_capture(fn, args, kwargs, world, fullgraph, joint, uses, values, symb
 
 
 def plain_ints(world):
-    """Puts a plain int in place of each traced int (:class:`~.traced_ints.TracedInt`) that a
-    recording left where the call can reach: in the globals and closure cells the function names
+    """Puts a plain number in place of each traced int or float (:class:`~.traced_ints.TracedInt`,
+    :class:`~.traced_ints.TracedFloat`: a use of it, its value guarded) that a recording left
+    where the call can reach: in the globals and closure cells the function names
     (and the globals of the user code it ran),
-    in its argument objects, modules and optimizers, and in the lists, dicts, sets, tuples and
-    plain objects they hold, up to four levels down and :data:`~.contents.LARGE` items long
-    (``self.n = k``, ``seen.append(k + 1)``:
-    ``type(obj.n) is int`` after the call, as after eager's)."""
+    in its argument objects, modules and optimizers, and in the lists, dicts, sets, tuples,
+    plain objects and user classes they hold, up to four levels down and :data:`~.contents.LARGE`
+    items long (``self.n = k``, ``seen.append(k + 1)``, ``Config.lr = lr``: ``type(obj.n) is int``
+    after the call, as after eager's; a traced float left there named its argument's position, and
+    a later recording reading it took that recording's argument for it)."""
     fn = inspect.unwrap(getattr(world.fn, "__func__", world.fn))
     code, seen = getattr(fn, "__code__", None), set()
 
-    def fixed(value, depth):  # the value to put back: a traced int's int, a tuple rebuilt, else itself
-        if type(value) is TracedInt:
-            return int.__int__(value)
-        if depth > 4 or id(value) in seen or isinstance(value, (Tensor, str, bytes, int, float, type)) or value is None \
+    def fixed(value, depth):  # the value to put back: a traced number plain, a tuple rebuilt, else itself
+        if type(value) in _TRACED:
+            for use in value.uses if type(value) is TracedFloat else ():
+                use.append(("stored", "a traced float kept where the call can reach it"))  # (its value guarded)
+            return plain(value)
+        if depth > 4 or id(value) in seen or isinstance(value, (Tensor, str, bytes, int, float)) or value is None \
+                or isinstance(value, type) and not user_class(value) \
                 or isinstance(value, (list, deque, dict, set)) and len(value) > LARGE:  # (a data set is not walked)
             return value
         seen.add(id(value))
@@ -108,16 +114,19 @@ def plain_ints(world):
         if isinstance(value, (list, deque)):
             slots = list(enumerate(value))
         elif isinstance(value, dict):
-            if any(type(key) is TracedInt for key in value):  # (``d[k] = ...``: the keys too, in order)
+            if any(type(key) in _TRACED for key in value):  # (``d[k] = ...``: the keys too, in order)
                 items = list(value.items())
                 value.clear()  # (dict's update: a Counter's would count the pairs)
-                dict.update(value, [(int.__int__(key) if type(key) is TracedInt else key, v) for key, v in items])
+                dict.update(value, [(plain(key), v) for key, v in items])
             slots = list(value.items())
         elif isinstance(value, set):
-            traced = [v for v in value if type(v) is TracedInt]
+            traced = [v for v in value if type(v) in _TRACED]
             value.difference_update(traced)
-            value.update(int.__int__(v) for v in traced)
+            value.update(map(plain, traced))
             return value
+        elif isinstance(value, type):  # (a user's class: ``Config.lr = lr``)
+            slots = [(key, v) for key, v in vars(value).items() if not key.startswith("__")]
+            target = _ClassSlots(value)
         elif isinstance(value, (Module, Optimizer)) or plain_object(value):
             target = vars(value)  # (a plain object's __dict__ written: no property or __setattr__ runs)
             slots = list(target.items())
@@ -146,7 +155,18 @@ def plain_ints(world):
         if new is not None and new is not names[name]:
             names[name] = new
     for root in (*world.arguments, *world.roots, *world.all_modules, *world.optimizers):
-        fixed(root, 0)
+        if type(root) not in _TRACED:  # (an argument traced itself: no store)
+            fixed(root, 0)
+
+
+class _ClassSlots:
+    """A class's attributes written as ``plain_ints`` writes a ``__dict__`` (a class's is read-only)."""
+
+    def __init__(self, cls):
+        self.cls = cls
+
+    def __setitem__(self, key, value):
+        type.__setattr__(self.cls, key, value)
 
 
 class Ranges(dict):
@@ -564,6 +584,7 @@ def float_capture(run, args, kwargs, world, positions, fn=None, reads=()):
                     put(name, plain(value))
                     for seen in value.uses if used else ():
                         seen.append(("stored", f"{type(value).__name__} kept as {name!r}"))
+        plain_ints(world)  # (``G = lr`` into a global, ``obj.v = lr``: kept, a replay's float would read this call's)
     if any(use[0] == "type" for seen in uses.values() for use in seen):
         before.restore()
         return (*run(args, kwargs), {})

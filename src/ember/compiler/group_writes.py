@@ -16,6 +16,12 @@ the recording's ``lr`` while a scheduler moved on. :func:`watched_groups` notes 
 (:data:`READ`): that optimizer's groups are then guarded by value (``guards.optimizer_facts``),
 a graph per value as torch's (which guards the float it reads).
 
+A function of ``math`` reads a float subclass's value without its methods (``math.cos(g["lr"])``
+would be baked into the graph unguarded, the first call's cosine at every replay):
+:func:`note_math_read`, called where the user's code calls one while groups are watched
+(:data:`WATCHED`), puts an optimizer in :data:`READ` where that frame holds one of its groups or
+entries, or reads ``param_groups``.
+
 A write a replay can repeat is no side effect (:mod:`.group_replay`).
 """
 import contextlib
@@ -24,12 +30,15 @@ import weakref
 import numpy as np
 
 from .graph import instances_in
+from .patches import PerThread
 from .traced_ints import _KEPT, _from_user
 
-__all__ = ["group_state", "watched_groups", "READ", "BEFORE"]
+__all__ = ["group_state", "watched_groups", "note_math_read", "READ", "BEFORE", "WATCHED"]
 
 # the optimizers whose group entries the user's code read during a recording: guarded by value
 READ = weakref.WeakSet()
+# the optimizers whose groups this thread's recordings watch (watched_groups), innermost last
+WATCHED = PerThread(list)
 # optimizer -> copies of its groups at the start of its last recording (the values READ guards: the
 # call may write them, ``g["lr"] = g["lr"] * 0.5``)
 BEFORE = weakref.WeakKeyDictionary()
@@ -43,6 +52,11 @@ class GroupFloat(float):
         self = super().__new__(cls, value)
         self.optimizer = optimizer
         return self
+
+    def read_unseen(self):
+        """Notes a read of the value by the user's code that called no method (a patched ``math``
+        function's: ``math.cos(g["lr"])``, :func:`~.traced_ints.patch_math`)."""
+        READ.add(self.optimizer)
 
 
 def _noting(method):
@@ -66,7 +80,9 @@ def watched_groups(optimizers, cap_of):
     (or its float32 rounding) is a plain number of the recorded graph (``cap_of()``: passed to an
     op by the user's code unseen, ``x * lr``) put in :data:`READ` too, unless the call wrote
     that entry (``g["weight_decay"] = 0.01`` over 0.01: the number is the write's)."""
-    watched = []
+    watched, optimizers = [], tuple(optimizers)
+    if optimizers:
+        WATCHED.append(optimizers)
     for opt in optimizers:
         BEFORE[opt] = [dict(g) for g in opt.param_groups]
         for g in opt.param_groups:
@@ -77,6 +93,8 @@ def watched_groups(optimizers, cap_of):
     try:
         yield
     finally:
+        if optimizers:
+            WATCHED.pop()
         kept = [g.get(key) is value for g, key, value in watched]  # (else overwritten by the call)
         for g, key, value in watched:
             if g.get(key) is value:
@@ -92,6 +110,28 @@ def watched_groups(optimizers, cap_of):
                 v = float.__float__(value)
                 if {v, float(np.float32(v))} & numbers or any((c == v).any() for c in consts):
                     READ.add(value.optimizer)
+
+
+def note_math_read(frame):
+    """Puts in :data:`READ` each watched optimizer (:data:`WATCHED`) one of whose groups or
+    :class:`GroupFloat` entries the user's ``frame``, calling a function of ``math``, holds in a
+    local or one container down (``g = opt.param_groups[0]``, ``math.cos(g["lr"])``), and all of
+    them where its code reads ``param_groups`` (``math.cos(opt.param_groups[0]["lr"])``)."""
+    from .contents import LARGE  # (here: contents imports this module)
+    optimizers = [opt for watched in WATCHED for opt in watched]
+    if "param_groups" in frame.f_code.co_names:
+        READ.update(optimizers)
+        return
+    groups = {id(g): opt for opt in optimizers for g in opt.param_groups}
+    values = list(frame.f_locals.values())
+    for v in list(values):
+        if type(v) in (list, tuple, dict) and len(v) <= LARGE:  # (a data set is not looked into)
+            values += v.values() if type(v) is dict else v
+    for v in values:
+        if isinstance(v, GroupFloat):
+            READ.add(v.optimizer)
+        elif id(v) in groups:
+            READ.add(groups[id(v)])
 
 
 class _Entries:

@@ -28,7 +28,7 @@ from ..nn.modules.module import Module
 from ..autograd.grad_mode import STATE
 from ..autograd.graph import AccumulateGrad
 from ..optim.optimizer import Optimizer
-from .group_writes import group_state
+from .group_writes import WATCHED, group_state, note_math_read
 from .named_reads import direct_calls_only, requested_name
 from .patches import LIBRARIES as _LIBRARIES, LOG, PerThread, from_user as _from_user, io_reason
 from .quiet_ops import QuietOps, unwatched
@@ -346,9 +346,10 @@ def _io_hook(frame, event, fn):
         if what is not None and _from_user(frame):  # (a logging handler's: one reason, whatever it writes)
             this.breaks[-1](LOG if frame.f_globals.get("__name__", "").partition(".")[0] == "logging" else
                             io_reason(what))
-        elif TRACING.value and getattr(fn, "__module__", None) in ("math", "cmath") and _from_user(frame) and \
-                fn.__name__ not in ("floor", "ceil", "trunc"):  # (those call a float subclass's __floor__)
+        elif (TRACING.value or WATCHED.value) and getattr(fn, "__module__", None) in ("math", "cmath") and \
+                _from_user(frame) and fn.__name__ not in ("floor", "ceil", "trunc"):  # (those call __floor__)
             note_math_calls(frame)  # (math.sqrt(lr): a traced float's value read without its methods)
+            note_math_read(frame)  # (math.cos(g["lr"]): a group's float, group_writes.py)
     elif TRACING.value and event in ("call", "return"):  # the traced int arguments' reads (traced_reads.py)
         called = event == "call" and _from_user(frame)
         note_frame(frame, called, event == "return" and _own_module(frame) not in _NOT_USER)

@@ -411,6 +411,8 @@ def _traced_math(name, original):
             if type(f) is TracedFloat and f.uses[0].active:
                 for seen in f.uses:
                     seen.append(("math", f"{user_frame()} (math.{name})"))
+            elif hasattr(type(f), "read_unseen") and _from_user():  # (an optimizer group's entry: group_writes)
+                f.read_unseen()
         return result
     traced.__name__, traced.__doc__ = name, original.__doc__
     return traced
