@@ -16,6 +16,7 @@ import numpy as np
 from .._tensor import Tensor
 from ..nn.modules.module import Module
 from .side_effects import plain_object
+from .structure import LARGE
 
 __all__ = ["scalar", "flat", "flat_or_over", "held_contents", "flats", "members", "container", "function_like", "baked",
            "contents",
@@ -59,8 +60,8 @@ def scalar_key(value):
 # The containers a function reads are compared item by item on every call (at C speed, by
 # identity), with the containers in them, up to DEPTH levels down and LARGE items in all: one
 # larger or deeper (a list holding itself) is not compared but makes the function run eagerly
-# (a graph break naming it), as torch's guards do for what they cannot guard cheaply.
-LARGE = 4096
+# (a graph break naming it), as torch's guards do for what they cannot guard cheaply
+# (LARGE: structure.py, which group_writes reads too).
 DEPTH = 32
 _LEAVES = frozenset([Tensor, int, float, bool, str, type(None)])  # not looked into
 

@@ -31,6 +31,7 @@ import numpy as np
 
 from .graph import instances_in
 from .patches import PerThread
+from .structure import LARGE
 from .traced_ints import _KEPT, _from_user
 
 __all__ = ["group_state", "watched_groups", "note_math_read", "READ", "BEFORE", "WATCHED"]
@@ -117,7 +118,6 @@ def note_math_read(frame):
     :class:`GroupFloat` entries the user's ``frame``, calling a function of ``math``, holds in a
     local or one container down (``g = opt.param_groups[0]``, ``math.cos(g["lr"])``), and all of
     them where its code reads ``param_groups`` (``math.cos(opt.param_groups[0]["lr"])``)."""
-    from .contents import LARGE  # (here: contents imports this module)
     optimizers = [opt for watched in WATCHED for opt in watched]
     if "param_groups" in frame.f_code.co_names:
         READ.update(optimizers)

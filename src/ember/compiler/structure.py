@@ -13,9 +13,10 @@ from .._tensor import Tensor
 from .._tensor_subclass import converts_results
 from .symbolic import Expr, evaluate
 
-__all__ = ["flatten", "holds_arrays", "skeleton", "same_container", "unflatten", "is_slot", "LoopInt", "frames_below", "user_frame", "EMBER_DIR"]
+__all__ = ["flatten", "holds_arrays", "skeleton", "same_container", "unflatten", "is_slot", "LoopInt", "frames_below", "user_frame", "EMBER_DIR", "LARGE"]
 
 EMBER_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the ember package's folder
+LARGE = 4096  # items: a container larger is a data set, not compared or looked into (contents.py)
 
 
 def flatten(value):
