@@ -21,7 +21,7 @@ from .float_constants import SWAPPED, restore_codes, swap_codes
 from .side_effects import GLOBALS_SEEN, global_names, plain_object, user_class
 from .structure import same_container
 from .symbolic import Cond, Expr, evaluate, free_symbols, symbol
-from .read_floats import restore_reads, traced_reads
+from .read_floats import PLACED, restore_reads, traced_reads
 from .traced_floats import argument_positions, float_conditions, mark_returned, note_unseen
 from .traced_ints import BOUNDS, COMPARISONS, INT_POSITIONS, MADE, MINMAX, SAVED, SIZED, TRACING, VALUES, FloatInt, TracedFloat, TracedInt, Uses, patch_math, patch_minmax, plain, unpatch_math
 
@@ -97,6 +97,8 @@ def plain_ints(world):
 
     def fixed(value, depth):  # the value to put back: a traced number plain, a tuple rebuilt, else itself
         if type(value) in _TRACED:
+            if id(value) in PLACED:  # (a float read there, put back by restore_reads: no store)
+                return value
             for use in value.uses if type(value) is TracedFloat else ():
                 use.append(("stored", "a traced float kept where the call can reach it"))  # (its value guarded)
             return plain(value)

@@ -27,7 +27,7 @@ from .side_effects import plain_object, user_code
 from .traced_floats import any_float
 from .traced_ints import TracedFloat
 
-__all__ = ["float_reads", "read_values", "traced_reads", "restore_reads", "LiftedFloat", "LeafGuard", "Reads",
+__all__ = ["float_reads", "read_values", "traced_reads", "restore_reads", "PLACED", "LiftedFloat", "LeafGuard", "Reads",
            "lifted_capture"]
 
 _DEPTH, _MOST = 3, 64  # (steps into containers; paths at most)
@@ -157,6 +157,9 @@ def changed_reads(seen, now, static, all_floats):
     return [p for p, v in now.items() if p not in static and (all_floats or p in seen and _key(seen[p]) != _key(v))]
 
 
+PLACED = set()  # ids of the traced floats traced_reads put, until restore_reads (dynamic_ints.plain_ints leaves them)
+
+
 def traced_reads(paths, fn, args, kwargs, first, uses, world):
     """Puts a traced float at each of ``paths`` (position ``first + j``) traced (``uses[first +
     j]``: its :class:`~.traced_ints.Uses`); returns ``[(path, traced float, value)]`` for
@@ -173,6 +176,7 @@ def traced_reads(paths, fn, args, kwargs, first, uses, world):
                 traced = TracedFloat(value, (uses[first + j],), ("argument", first + j))
                 _put(path, fn, args, kwargs, traced)
                 put.append((path, traced, value))
+                PLACED.add(id(traced))
                 continue
         except (LookupError, AttributeError, TypeError, ValueError):
             pass
@@ -190,6 +194,7 @@ def restore_reads(put, fn, args, kwargs, world):
     """Gives each path of ``put`` its value back; a path the call wrote keeps what it wrote (a
     plain float for a traced one), and its float is a use."""
     for path, traced, value in reversed(put):
+        PLACED.discard(id(traced))
         now = _get(path, fn, args, kwargs)
         if now is traced:
             _put(path, fn, args, kwargs, value)
