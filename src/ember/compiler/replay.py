@@ -135,6 +135,7 @@ def dispatch(graph):
     graph with size symbols."""
     size, steps, outputs, mutations = _plan(graph, dispatch)
     n_inputs = len(graph.placeholders)
+    early = _early_writes(steps, mutations, n_inputs)
 
     def run(tensors, sizes=None):
         env = list(tensors) + [None] * (size - n_inputs)
@@ -154,13 +155,41 @@ def dispatch(graph):
                     env[i] = _apply(target, args, kwargs, indices)
             else:
                 env[i] = _apply(target, args, kwargs, indices)
+            if i in early and not env[i].requires_grad and env[early[i]].requires_grad:
+                # A value without history written into a tensor requiring grad (an optimizer's
+                # step into its parameters, under no_grad: a leaf refuses a recorded write) is
+                # written at once, and the ops after read the tensor, as eagerly: gradients
+                # flow into the parameter, not into a value that requires none.
+                written = env[early[i]]
+                with set_grad_enabled(False):
+                    write_into(written, env[i])
+                env[i] = written
         results = [_read(v, env) for v in outputs]
         for p, v in mutations:
             value = env[v]
-            # A value without history was written under no_grad (an optimizer's step into its
-            # parameters: a leaf refuses a recorded write): written so, the target keeps its
-            # history, where a recorded write would tie it to the value with a zero gradient.
+            if v in early and value is env[p]:  # (written above)
+                continue
+            # without history, written so, the target keeps its own, where a recorded write
+            # would tie it to the value with a zero gradient
             with set_grad_enabled(value.requires_grad):
                 write_into(env[p], value)
         return results
     return run
+
+
+def _early_writes(steps, mutations, n_inputs):
+    """``{value slot: placeholder slot}`` of the ``mutations`` a dispatched replay may write as
+    soon as the value is computed: no op after it reads the placeholder's old value."""
+    last_read = {}
+    for i, _, args, kwargs, *_ in steps:
+        for slot in _slots_in((args, list(kwargs.values()))):
+            last_read[slot] = i
+    return {v: p for p, v in mutations if v >= n_inputs and last_read.get(p, -1) < v}
+
+
+def _slots_in(value):
+    if type(value) is _Slot:
+        return [value.i]
+    if isinstance(value, (tuple, list)):
+        return [i for v in value for i in _slots_in(v)]
+    return []

@@ -1,0 +1,103 @@
+"""An optimizer's step inside a compiled function, then a forward through its parameters (FIX30).
+
+A GAN step's piece ``optD.step(); output = netD(fake)`` whose inputs include losses a backward
+already freed (``errD = errD_real + errD_fake``) records no backward (its history reaches freed
+nodes): its replays ran the graph through the dispatcher, which wrote the step's new values into
+the parameters only after the graph, the forward reading those values (no history) instead of
+the parameters. ``errG.backward()`` then left netD's ``.grad`` without its part (``fake``
+requiring grad), or raised "element 0 of tensors does not require grad" (``fake`` detached),
+from the third call on (aot_eager, inductor). The replay now writes such a value into its
+parameter as it is computed, and the ops after read the parameter, as eagerly.
+"""
+import numpy as np
+import pytest
+
+import ember
+
+torch = pytest.importorskip("torch")
+pytestmark = pytest.mark.usefixtures("fresh_compiler")
+
+
+def _steps(lib, backend, optimizer, freed=True, detach=False, step_after=False, calls=3):
+    """Per call, netD's and netG's ``.grad``, then netD's parameters, the output and the loss
+    (or the exception's class where the call or the backward raises)."""
+    lib.manual_seed(0)
+    nn = lib.nn
+    netG = nn.Linear(3, 4)
+    netD = nn.Sequential(nn.Linear(4, 5), nn.LeakyReLU(0.2), nn.Linear(5, 1), nn.Sigmoid())
+    criterion = nn.BCELoss()
+    optD = (lib.optim.Adam(netD.parameters(), lr=0.01) if optimizer == "adam"
+            else lib.optim.SGD(netD.parameters(), lr=0.1, momentum=0.9 if optimizer == "sgdm" else 0))
+
+    def step(a, b, fake, label):
+        errD = a + b
+        if not step_after:
+            optD.step()
+        netG.zero_grad()
+        output = netD(fake).view(-1)
+        errG = criterion(output, label)
+        if step_after:
+            optD.step()
+        return errD, output, errG
+
+    f = step if backend is None else lib.compile(step, backend=backend)
+    found = []
+    for i in range(calls):
+        netD.zero_grad()
+        x = lib.ones(2, 4) * (i + 1) / 5
+        if freed:
+            a = netD(x).sum()
+            a.backward()
+            b = netD(x * 2).mean()
+            b.backward()
+        else:
+            a, b = lib.tensor(1.0), lib.tensor(2.0)
+            for p in netD.parameters():
+                p.grad = lib.full_like(p, 0.1 * (i + 1))
+        fake = netG(lib.ones(2, 3) * i)
+        if detach:
+            fake = fake.detach()
+        try:
+            _, output, errG = f(a, b, fake, lib.ones(2))
+            errG.backward()
+        except RuntimeError as e:
+            found.append(type(e).__name__)
+            continue
+        params = [*netD.parameters(), *netG.parameters()]
+        found.append([None if p.grad is None else p.grad.numpy().copy() for p in params]
+                     + [p.detach().numpy().copy() for p in netD.parameters()]
+                     + [output.detach().numpy().copy(), errG.detach().numpy().copy()])
+    return found
+
+
+def _check(got, want):
+    for call, (g, w) in enumerate(zip(got, want)):
+        assert type(g) is type(w), (call, g if isinstance(g, str) else w)
+        if isinstance(w, str):
+            assert g == w, call
+            continue
+        for k, (x, y) in enumerate(zip(g, w)):
+            assert (x is None) == (y is None), (call, k)
+            if y is not None:
+                np.testing.assert_allclose(x, y, rtol=1e-5, atol=1e-6, err_msg=f"call {call}, value {k}")
+
+
+@pytest.mark.parametrize("optimizer", ["adam", "sgd", "sgdm"])
+@pytest.mark.parametrize("detach", [False, True], ids=["fake_live", "fake_detached"])
+def test_step_then_forward_with_freed_inputs(optimizer, detach):
+    _check(_steps(ember, "aot_eager", optimizer, detach=detach), _steps(torch, None, optimizer, detach=detach))
+
+
+@pytest.mark.parametrize("freed", [False, True], ids=["leaf_inputs", "freed_inputs"])
+def test_inductor_and_eager_backends(freed):
+    want = _steps(torch, None, "adam", freed=freed)
+    for backend in ("inductor", "eager"):
+        ember.compiler.reset()
+        _check(_steps(ember, backend, "adam", freed=freed), want)
+
+
+def test_step_after_forward_raises_at_backward():
+    # the step writes a weight the forward saved: torch's RuntimeError at errG.backward()
+    want = _steps(torch, None, "sgd", step_after=True)
+    assert want == ["RuntimeError"] * 3
+    _check(_steps(ember, "aot_eager", "sgd", step_after=True), want)
