@@ -7,7 +7,10 @@ the parameters only after the graph, the forward reading those values (no histor
 the parameters. ``errG.backward()`` then left netD's ``.grad`` without its part (``fake``
 requiring grad), or raised "element 0 of tensors does not require grad" (``fake`` detached),
 from the third call on (aot_eager, inductor). The replay now writes such a value into its
-parameter as it is computed, and the ops after read the parameter, as eagerly.
+parameter as it is computed, and the ops after read the parameter, as eagerly; the ``eager``
+backend, which ran such a function eagerly, replays its graph too. Two writes into a parameter
+(two steps, a forward between) still run eagerly where the graph is replayed on tensors (the
+first step's value is no write the graph keeps), as does a callable backend's graph with one.
 """
 import numpy as np
 import pytest
@@ -41,7 +44,7 @@ def _steps(lib, backend, optimizer, freed=True, detach=False, step_after=False, 
         return errD, output, errG
 
     f = step if backend is None else lib.compile(step, backend=backend)
-    found = []
+    found = _Found()
     for i in range(calls):
         netD.zero_grad()
         x = lib.ones(2, 4) * (i + 1) / 5
@@ -67,7 +70,12 @@ def _steps(lib, backend, optimizer, freed=True, detach=False, step_after=False, 
         found.append([None if p.grad is None else p.grad.numpy().copy() for p in params]
                      + [p.detach().numpy().copy() for p in netD.parameters()]
                      + [output.detach().numpy().copy(), errG.detach().numpy().copy()])
+    found.eager = backend is not None and [e.uncut for e in f._entries]
     return found
+
+
+class _Found(list):
+    """Per call what :func:`_steps` found; ``eager``: per compiled entry, whether it runs eagerly."""
 
 
 def _check(got, want):
@@ -85,15 +93,50 @@ def _check(got, want):
 @pytest.mark.parametrize("optimizer", ["adam", "sgd", "sgdm"])
 @pytest.mark.parametrize("detach", [False, True], ids=["fake_live", "fake_detached"])
 def test_step_then_forward_with_freed_inputs(optimizer, detach):
-    _check(_steps(ember, "aot_eager", optimizer, detach=detach), _steps(torch, None, optimizer, detach=detach))
+    got = _steps(ember, "aot_eager", optimizer, detach=detach)
+    _check(got, _steps(torch, None, optimizer, detach=detach))
+    assert got.eager and not any(got.eager)  # (replayed, not run eagerly)
 
 
 @pytest.mark.parametrize("freed", [False, True], ids=["leaf_inputs", "freed_inputs"])
-def test_inductor_and_eager_backends(freed):
+def test_inductor_eager_and_callable_backends(freed):
     want = _steps(torch, None, "adam", freed=freed)
-    for backend in ("inductor", "eager"):
+    for backend, eager in (("inductor", False), ("eager", False), (lambda gm, example_inputs: gm.forward, True)):
         ember.compiler.reset()
-        _check(_steps(ember, backend, "adam", freed=freed), want)
+        got = _steps(ember, backend, "adam", freed=freed)
+        _check(got, want)
+        assert got.eager and set(got.eager) == {eager}, backend
+
+
+def _two_steps(lib, backend, calls=3):
+    """A step, a forward reading the parameters (its backward saves none of them), another step
+    and a forward; the inputs' history freed. Per call the ``.grad`` and the loss."""
+    lib.manual_seed(0)
+    net = lib.nn.Sequential(lib.nn.Linear(4, 5), lib.nn.Tanh(), lib.nn.Linear(5, 1))
+    opt = lib.optim.SGD(net.parameters(), lr=0.1)
+
+    def step(a, x):
+        opt.step()
+        first = sum((p * 3).sum() for p in net.parameters())
+        opt.step()
+        return a * 2, first + net(x * 2).sum()
+
+    f = step if backend is None else lib.compile(step, backend=backend)
+    found = []
+    for i in range(calls):
+        net.zero_grad()
+        x = lib.ones(3, 4) * (i + 1) / 5
+        a = net(x).sum()
+        a.backward()
+        _, loss = f(a, x)
+        loss.backward()
+        found.append([p.grad.numpy().copy() for p in net.parameters()] + [loss.detach().numpy().copy()])
+    return found
+
+
+@pytest.mark.parametrize("backend", ["aot_eager", "eager"])
+def test_two_steps_with_a_forward_between(backend):
+    _check(_two_steps(ember, backend), _two_steps(torch, None))
 
 
 def test_step_after_forward_raises_at_backward():

@@ -89,7 +89,8 @@ class Capture:
         breaks: ``(reason, "file:line: code")`` of each graph break; empty when replayable.
         break_frames: per break met while running, ``(code, line)`` of each frame inside the
             recording (:func:`~.structure.frames_below`; empty: before or after the call).
-        ran_backward: the function ran the autograd engine; freed: the outputs whose history it freed.
+        ran_backward: the function ran the autograd engine; freed: the outputs whose history it freed;
+            rewrote: it wrote an input requiring grad twice (two optimizer steps; see ``Tracer.op_write``).
         joint: for outputs that need gradients (and no backward in the function): ``(ids of
             the forward's nodes, [(placeholder index, gradient Node)])``: the graph continues
             with their backward (see :mod:`.aot`). read_names: see :func:`.side_effects.names_read`."""
@@ -116,7 +117,7 @@ class Capture:
 class Tracer(_core.Observer):
     """The observer that builds the graph while the function runs."""
     history, reads_grad, retained = frozenset(), False, ()  # ids of nodes made before the call; a .grad read; aot.py
-    double, group_before, stashed, hooks_added = False, {}, {}, ()  # a create_graph backward ran; group_replay; input_grads
+    double, group_before, stashed, hooks_added, rewrote = False, {}, {}, (), False  # create_graph backward ran; group_replay; input_grads; Capture
 
     def __init__(self, known, fullgraph):
         self.graph, self.grad_written = Graph(), set()
@@ -243,8 +244,7 @@ class Tracer(_core.Observer):
                 self.stale.add(id(kept))
         if id(array) in self.placeholder_of or id(array) in self.known:
             placeholder = self.placeholder_of.get(id(array)) or self.node(target)
-            self.graph.mutations[:] = [(p, v) for p, v in self.graph.mutations if p is not placeholder]
-            self.graph.mutate(placeholder, value)
+            self.rewrote = self.graph.write(placeholder, value) and target.requires_grad or self.rewrote
         self.value[id(array)] = value
         self.hold(array)
 
@@ -537,7 +537,7 @@ def capture(fn, args, kwargs, world, fullgraph=False, joint=True):
         read_names = restore_io(unguarded_names(floats, world.all_modules))
         end_recording()
     cap = Capture(tracer.graph, tracer.sources)
-    cap.breaks, cap.ran_backward, cap.output = tracer.breaks, tracer.ran_backward, skeleton(result)
+    cap.breaks, cap.ran_backward, cap.output, cap.rewrote = tracer.breaks, tracer.ran_backward, skeleton(result), tracer.rewrote
     cap.break_frames, cap.reads_grad, cap.grad_written = tracer.break_frames, tracer.reads_grad, tracer.grad_written
     cap.group_writes, cap.grad_required, cap.numbers = writes or [], sorted(tracer.grad_required), tracer.numbers
     cap.read_names, cap.joint = checked_reads(tracer, read_names, world), (cap_joint if not tracer.breaks else None)
