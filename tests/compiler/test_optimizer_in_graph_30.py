@@ -144,3 +144,34 @@ def test_step_after_forward_raises_at_backward():
     want = _steps(torch, None, "sgd", step_after=True)
     assert want == ["RuntimeError"] * 3
     _check(_steps(ember, "aot_eager", "sgd", step_after=True), want)
+
+
+def _no_grad_write(lib, backend, into, calls=3):
+    """``with no_grad(): t.mul_(0.5)`` into the weight (a leaf) or the input (``into``), which
+    the op reads, then a forward; a loss whose history a backward freed is returned too. Per
+    call the weight's and the input leaf's ``.grad``."""
+    lib.manual_seed(0)
+    lin = lib.nn.Linear(3, 2)
+
+    def f(x, a):
+        with lib.no_grad():
+            (lin.weight if into == "weight" else x).mul_(0.5)
+        return a * 2, (lin(x) * x[:, :2]).sum()
+
+    g = f if backend is None else lib.compile(f, backend=backend)
+    found = []
+    for i in range(calls):
+        lin.zero_grad()
+        leaf = lib.ones(4, 3, requires_grad=True)
+        w = lib.ones(2, requires_grad=True)
+        a = (w * 3).sum()
+        a.backward()
+        g(leaf * (i + 1), a)[1].backward()
+        found.append([lin.weight.grad.numpy().copy(), leaf.grad.numpy().copy()])
+    return found
+
+
+@pytest.mark.parametrize("into", ["weight", "input"])
+@pytest.mark.parametrize("backend", ["aot_eager", "eager"])
+def test_no_grad_write_read_by_the_same_op(backend, into):
+    _check(_no_grad_write(ember, backend, into), _no_grad_write(torch, None, into))

@@ -184,7 +184,7 @@ def _early_writes(steps, mutations, n_inputs):
     for i, _, args, kwargs, *_ in steps:
         for slot in _slots_in((args, list(kwargs.values()))):
             last_read[slot] = i
-    return {v: p for p, v in mutations if v >= n_inputs and last_read.get(p, -1) < v}
+    return {v: p for p, v in mutations if v >= n_inputs and last_read.get(p, -1) <= v}
 
 
 def _slots_in(value):
