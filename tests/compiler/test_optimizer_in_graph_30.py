@@ -175,3 +175,34 @@ def _no_grad_write(lib, backend, into, calls=3):
 @pytest.mark.parametrize("backend", ["aot_eager", "eager"])
 def test_no_grad_write_read_by_the_same_op(backend, into):
     _check(_no_grad_write(ember, backend, into), _no_grad_write(torch, None, into))
+
+
+def _one_value_two_weights(lib, backend, calls=3):
+    """``w1.copy_(src); w2.copy_(src)`` under no_grad (one value in the graph for both), then
+    a forward through both layers; per call their ``.grad``."""
+    lib.manual_seed(0)
+    l1, l2 = lib.nn.Linear(3, 3), lib.nn.Linear(3, 3)
+
+    def f(x, a):
+        with lib.no_grad():
+            src = l1.weight * 0.5
+            l1.weight.copy_(src)
+            l2.weight.copy_(src)
+        return a * 2, l2(l1(x)).sum()
+
+    g = f if backend is None else lib.compile(f, backend=backend)
+    found = []
+    for i in range(calls):
+        l1.zero_grad()
+        l2.zero_grad()
+        w = lib.ones(2, requires_grad=True)
+        a = (w * 3).sum()
+        a.backward()
+        g(lib.ones(2, 3) * i, a)[1].backward()
+        found.append([l1.weight.grad.numpy().copy(), l2.weight.grad.numpy().copy()])
+    return found
+
+
+@pytest.mark.parametrize("backend", ["aot_eager", "eager"])
+def test_one_value_written_into_two_weights(backend):
+    _check(_one_value_two_weights(ember, backend), _one_value_two_weights(torch, None))

@@ -19,7 +19,7 @@ from ..autograd.grad_mode import set_grad_enabled
 from .graph import Node, bind_subgraphs, kwarg_nodes
 from .symbolic import evaluate, free_symbols
 
-__all__ = ["interpret", "dispatch"]
+__all__ = ["interpret", "dispatch", "shared_writes"]
 
 
 def _plan(graph, compile):
@@ -131,8 +131,9 @@ def _apply(target, args, kwargs, indices):
 
 def dispatch(graph):
     """A callable ``run(tensors) -> list of tensors`` that replays ``graph`` through ``apply``
-    (with autograd), writing the mutations with ``write_into``; ``run(tensors, sizes)`` for a
-    graph with size symbols."""
+    (with autograd), writing the mutations with ``write_into`` after it, but a value without
+    history into a tensor requiring grad (an optimizer's step), written as it is computed
+    (:func:`_early_writes`); ``run(tensors, sizes)`` for a graph with size symbols."""
     size, steps, outputs, mutations = _plan(graph, dispatch)
     n_inputs = len(graph.placeholders)
     early = _early_writes(steps, mutations, n_inputs)
@@ -179,12 +180,14 @@ def dispatch(graph):
 
 def _early_writes(steps, mutations, n_inputs):
     """``{value slot: placeholder slot}`` of the ``mutations`` a dispatched replay may write as
-    soon as the value is computed: no op after it reads the placeholder's old value."""
+    soon as the value is computed: no op after it reads the placeholder's old value (nor is the
+    value written into another)."""
     last_read = {}
     for i, _, args, kwargs, *_ in steps:
         for slot in _slots_in((args, list(kwargs.values()))):
             last_read[slot] = i
-    return {v: p for p, v in mutations if v >= n_inputs and last_read.get(p, -1) <= v}
+    values = [v for _, v in mutations]
+    return {v: p for p, v in mutations if v >= n_inputs and last_read.get(p, -1) <= v and values.count(v) == 1}
 
 
 def _slots_in(value):
@@ -193,3 +196,11 @@ def _slots_in(value):
     if isinstance(value, (tuple, list)):
         return [i for v in value for i in _slots_in(v)]
     return []
+
+
+def shared_writes(graph):
+    """Whether ``graph`` writes one value into two placeholders, one requiring grad (``w1.copy_(src);
+    w2.copy_(src)`` under no_grad): which one an op reading the value reads is lost, so a replay
+    on tensors cannot give that tensor's gradient (:func:`dispatch`)."""
+    values = [v for _, v in graph.mutations]
+    return any(p.meta.get("requires_grad") and values.count(v) > 1 for p, v in graph.mutations)
