@@ -177,18 +177,25 @@ def test_no_grad_write_read_by_the_same_op(backend, into):
     _check(_no_grad_write(ember, backend, into), _no_grad_write(torch, None, into))
 
 
-def _one_value_two_weights(lib, backend, calls=3):
-    """``w1.copy_(src); w2.copy_(src)`` under no_grad (one value in the graph for both), then
-    a forward through both layers; per call their ``.grad``."""
+def _copies(lib, backend, variant, calls=3):
+    """``w.copy_(new)`` under no_grad, ``new`` computed from the weight, then a forward: ``two``
+    copies ``new`` into both layers' weights (one value in the graph for both), ``value_read``
+    reads ``new`` after, ``old_read`` the weight before the copy (after ``new``). Per call the
+    weights' ``.grad``."""
     lib.manual_seed(0)
     l1, l2 = lib.nn.Linear(3, 3), lib.nn.Linear(3, 3)
 
     def f(x, a):
         with lib.no_grad():
-            src = l1.weight * 0.5
-            l1.weight.copy_(src)
-            l2.weight.copy_(src)
-        return a * 2, l2(l1(x)).sum()
+            new = l1.weight * 0.5
+        extra = (l1.weight * 3).sum() if variant == "old_read" else 0
+        with lib.no_grad():
+            l1.weight.copy_(new)
+            if variant == "two":
+                l2.weight.copy_(new)
+        if variant == "value_read":
+            extra = (new * 2).sum()
+        return a * 2, l2(l1(x)).sum() + extra
 
     g = f if backend is None else lib.compile(f, backend=backend)
     found = []
@@ -203,6 +210,7 @@ def _one_value_two_weights(lib, backend, calls=3):
     return found
 
 
+@pytest.mark.parametrize("variant", ["two", "value_read", "old_read"])
 @pytest.mark.parametrize("backend", ["aot_eager", "eager"])
-def test_one_value_written_into_two_weights(backend):
-    _check(_one_value_two_weights(ember, backend), _one_value_two_weights(torch, None))
+def test_copy_into_a_weight(backend, variant):
+    _check(_copies(ember, backend, variant), _copies(torch, None, variant))

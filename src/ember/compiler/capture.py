@@ -89,8 +89,8 @@ class Capture:
         breaks: ``(reason, "file:line: code")`` of each graph break; empty when replayable.
         break_frames: per break met while running, ``(code, line)`` of each frame inside the
             recording (:func:`~.structure.frames_below`; empty: before or after the call).
-        ran_backward: the function ran the autograd engine; freed: the outputs whose history it freed;
-            rewrote: it wrote an input requiring grad twice (two optimizer steps; see ``Tracer.op_write``).
+        ran_backward: the function ran the autograd engine; freed: the outputs whose history it freed.
+        rewrote: an input requiring grad written twice, or its value read as another tensor's (``w.copy_(new)``).
         joint: for outputs that need gradients (and no backward in the function): ``(ids of
             the forward's nodes, [(placeholder index, gradient Node)])``: the graph continues
             with their backward (see :mod:`.aot`). read_names: see :func:`.side_effects.names_read`."""
@@ -132,7 +132,7 @@ class Tracer(_core.Observer):
         self.stale, self.numbers = set(), {}  # ids of views whose base was written in place since; see made_by
         self.breaks, self.pieces, self.break_frames, self.earlier, self.ran_backward = [], [], [], {}, False
         self.placeholder_of, self.control_flow_grad, self.grad_fns = {}, False, {}  # see hop.py; aot.into_earlier
-        self.untracked = []         # (view's array, source tensor, op) of each conj / view_as_real view
+        self.untracked, self.written = [], {}  # (view's array, source, op) per conj / view_as_real view; see arg
         self.free = {}              # id(array) -> the tensor of a closure or a global holding it
         self.hyper = {}             # (id(optimizer), group index, key) -> placeholder of a hyperparameter
         self.grad_required = set()  # the input positions made to require grad, unread before (tensor_patches.py)
@@ -213,8 +213,7 @@ class Tracer(_core.Observer):
         setitem): the write becomes the target's new value, cast and broadcast as the write does."""
         if self.thread != threading.get_ident():
             return
-        array = target._data
-        value = self.node(result)
+        array, value = target._data, self.node(result)
         if value.meta["dtype"] is not target.dtype:
             value = self.graph.call_op(ToDtype, (value,), {"dtype": target.dtype}, _meta(target))
         if value.meta["shape"] != array.shape:
@@ -245,6 +244,7 @@ class Tracer(_core.Observer):
         if id(array) in self.placeholder_of or id(array) in self.known:
             placeholder = self.placeholder_of.get(id(array)) or self.node(target)
             self.rewrote = self.graph.write(placeholder, value) and target.requires_grad or self.rewrote
+            self.written.update({value: array} if target.requires_grad else ())  # (read as another tensor's: arg)
         self.value[id(array)] = value
         self.hold(array)
 
@@ -374,6 +374,7 @@ class Tracer(_core.Observer):
             if type(x._data) is SparseCOO and (not self.breaks or self.breaks[-1] != (SPARSE, user_frame())):
                 self.graph_break(SPARSE)
             node = self.node(x)
+            self.rewrote = self.rewrote or self.written.get(node, x._data) is not x._data  # w.copy_(new); new * 2
             if not x.requires_grad and node.meta.get("requires_grad"):  # x.detach(): one array, two tensors
                 node = self.graph.call_op(Detach, (node,), {}, dict(node.meta, requires_grad=False))
             if dtype is not None and x.dtype is not dtype:
@@ -407,8 +408,7 @@ class Tracer(_core.Observer):
 
     def node(self, t):
         """The node of tensor ``t``'s current value, a new placeholder for an array met first."""
-        array = t._data
-        key = id(array)
+        array, key = t._data, id(t._data)
         if key in self.stale:
             self.graph_break("read of a view after an in-place write into its base")
         node = self.value.get(key)

@@ -98,11 +98,12 @@ class _Entry:
         self.joint = aot.split(graph, sources, *cap.joint) if self.tape and cap.joint else None
         # runs eagerly: a joint graph not cut, or a graph replayed on tensors (no joint one, or the eager or a callable
         # backend) after a backward in it (its results detached) or writing an input requiring grad (an optimizer's
-        # step: a forward after read the values, no gradient) twice or with a value written into another input too,
-        # or once in a callable backend (replay.dispatch writes it as eagerly, the callable after its graph)
+        # step: a forward after read the values, no gradient) twice, or its value read as another tensor's too, or as
+        # replay.unfollowed_writes says, or once in a callable backend (replay.dispatch writes it as eagerly, the
+        # callable after its graph)
         on_tensors = self.joint is None or backend not in ("aot_eager", "inductor")
         self.uncut = self.tape and (cap.joint is not None and self.joint is None or on_tensors and (
-            cap.ran_backward or cap.rewrote or replay.shared_writes(graph)
+            cap.ran_backward or cap.rewrote or replay.unfollowed_writes(graph)
             or is_custom(backend) and any(p.meta.get("requires_grad") for p, _ in graph.mutations)))
         self.viewed = [v.placeholder if v.base is not None or not self.joint else  # (the view's tensor in the run)
                        sum(s[0] != "grad_output" for s in sources[:v.placeholder]) for v in self.views]  # (no grad_output)

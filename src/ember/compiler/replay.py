@@ -16,10 +16,10 @@ from .._backend import quiet, restore
 from .._ops.core import apply, reads_indices, write_into
 from .._tensor import Tensor
 from ..autograd.grad_mode import set_grad_enabled
-from .graph import Node, bind_subgraphs, kwarg_nodes
+from .graph import Node, bind_subgraphs, kwarg_nodes, nodes_in
 from .symbolic import evaluate, free_symbols
 
-__all__ = ["interpret", "dispatch", "shared_writes"]
+__all__ = ["interpret", "dispatch", "unfollowed_writes"]
 
 
 def _plan(graph, compile):
@@ -198,9 +198,19 @@ def _slots_in(value):
     return []
 
 
-def shared_writes(graph):
-    """Whether ``graph`` writes one value into two placeholders, one requiring grad (``w1.copy_(src);
-    w2.copy_(src)`` under no_grad): which one an op reading the value reads is lost, so a replay
-    on tensors cannot give that tensor's gradient (:func:`dispatch`)."""
+
+def unfollowed_writes(graph):
+    """Whether a replay on tensors (:func:`dispatch`) may not follow a write of ``graph`` into a
+    placeholder requiring grad, whose readers after it must read the tensor: one value written
+    into two placeholders (``w1.copy_(src); w2.copy_(src)``: which one an op read is lost), or
+    the placeholder's old value read by an op after the value (``new = w * 0.5; y = w * 3;
+    w.copy_(new)``: the write cannot come first)."""
+    order = {n: i for i, n in enumerate(graph.nodes)}
+    last_read = {}
+    for n in graph.nodes:
+        if n.op == "call_op":
+            for a in nodes_in((n.args, n.kwargs)):
+                last_read[a] = order[n]
     values = [v for _, v in graph.mutations]
-    return any(p.meta.get("requires_grad") and values.count(v) > 1 for p, v in graph.mutations)
+    return any(p.meta.get("requires_grad") and (values.count(v) > 1 or last_read.get(p, -1) > order.get(v, -1))
+               for p, v in graph.mutations)
