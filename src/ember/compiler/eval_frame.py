@@ -97,10 +97,9 @@ class _Entry:
         self.wraps = backend == "aot_eager"  # its views of intermediates keep _base (inner_views.py)
         self.joint = aot.split(graph, sources, *cap.joint) if self.tape and cap.joint else None
         # runs eagerly: a joint graph not cut, or a graph replayed on tensors (no joint one, or the eager or a callable
-        # backend) after a backward in it (its results detached) or writing an input requiring grad (an optimizer's
-        # step: a forward after read the values, no gradient) twice, or its value read as another tensor's too, or as
-        # replay.unfollowed_writes says, or once in a callable backend (replay.dispatch writes it as eagerly, the
-        # callable after its graph)
+        # backend) after a backward in it (its results detached), or whose write into an input requiring grad (an
+        # optimizer's step before a forward) replay.dispatch cannot follow (cap.rewrote, unfollowed_writes) or a
+        # callable backend writes after its graph (the forward would read the values, no gradient)
         on_tensors = self.joint is None or backend not in ("aot_eager", "inductor")
         self.uncut = self.tape and (cap.joint is not None and self.joint is None or on_tensors and (
             cap.ran_backward or cap.rewrote or replay.unfollowed_writes(graph)
