@@ -90,6 +90,7 @@ class Capture:
         break_frames: per break met while running, ``(code, line)`` of each frame inside the
             recording (:func:`~.structure.frames_below`; empty: before or after the call).
         ran_backward: the function ran the autograd engine; freed: the outputs whose history it freed.
+        rewrote: an input requiring grad written twice, or its value read as another tensor's (``w.copy_(new)``).
         joint: for outputs that need gradients (and no backward in the function): ``(ids of
             the forward's nodes, [(placeholder index, gradient Node)])``: the graph continues
             with their backward (see :mod:`.aot`). read_names: see :func:`.side_effects.names_read`."""
@@ -116,7 +117,7 @@ class Capture:
 class Tracer(_core.Observer):
     """The observer that builds the graph while the function runs."""
     history, reads_grad, retained = frozenset(), False, ()  # ids of nodes made before the call; a .grad read; aot.py
-    double, group_before, stashed, hooks_added = False, {}, {}, ()  # a create_graph backward ran; group_replay; input_grads
+    double, group_before, stashed, hooks_added, rewrote = False, {}, {}, (), False  # create_graph backward ran; group_replay; input_grads; Capture
 
     def __init__(self, known, fullgraph):
         self.graph, self.grad_written = Graph(), set()
@@ -131,7 +132,7 @@ class Tracer(_core.Observer):
         self.stale, self.numbers = set(), {}  # ids of views whose base was written in place since; see made_by
         self.breaks, self.pieces, self.break_frames, self.earlier, self.ran_backward = [], [], [], {}, False
         self.placeholder_of, self.control_flow_grad, self.grad_fns = {}, False, {}  # see hop.py; aot.into_earlier
-        self.untracked = []         # (view's array, source tensor, op) of each conj / view_as_real view
+        self.untracked, self.written = [], {}  # (view's array, source, op) per conj / view_as_real view; see arg
         self.free = {}              # id(array) -> the tensor of a closure or a global holding it
         self.hyper = {}             # (id(optimizer), group index, key) -> placeholder of a hyperparameter
         self.grad_required = set()  # the input positions made to require grad, unread before (tensor_patches.py)
@@ -212,8 +213,7 @@ class Tracer(_core.Observer):
         setitem): the write becomes the target's new value, cast and broadcast as the write does."""
         if self.thread != threading.get_ident():
             return
-        array = target._data
-        value = self.node(result)
+        array, value = target._data, self.node(result)
         if value.meta["dtype"] is not target.dtype:
             value = self.graph.call_op(ToDtype, (value,), {"dtype": target.dtype}, _meta(target))
         if value.meta["shape"] != array.shape:
@@ -243,8 +243,8 @@ class Tracer(_core.Observer):
                 self.stale.add(id(kept))
         if id(array) in self.placeholder_of or id(array) in self.known:
             placeholder = self.placeholder_of.get(id(array)) or self.node(target)
-            self.graph.mutations[:] = [(p, v) for p, v in self.graph.mutations if p is not placeholder]
-            self.graph.mutate(placeholder, value)
+            self.rewrote = self.graph.write(placeholder, value) and target.requires_grad or self.rewrote
+            self.written.update({value: array} if target.requires_grad else ())  # (read as another tensor's: arg)
         self.value[id(array)] = value
         self.hold(array)
 
@@ -374,6 +374,7 @@ class Tracer(_core.Observer):
             if type(x._data) is SparseCOO and (not self.breaks or self.breaks[-1] != (SPARSE, user_frame())):
                 self.graph_break(SPARSE)
             node = self.node(x)
+            self.rewrote = self.rewrote or self.written.get(node, x._data) is not x._data  # w.copy_(new); new * 2
             if not x.requires_grad and node.meta.get("requires_grad"):  # x.detach(): one array, two tensors
                 node = self.graph.call_op(Detach, (node,), {}, dict(node.meta, requires_grad=False))
             if dtype is not None and x.dtype is not dtype:
@@ -407,8 +408,7 @@ class Tracer(_core.Observer):
 
     def node(self, t):
         """The node of tensor ``t``'s current value, a new placeholder for an array met first."""
-        array = t._data
-        key = id(array)
+        array, key = t._data, id(t._data)
         if key in self.stale:
             self.graph_break("read of a view after an in-place write into its base")
         node = self.value.get(key)
@@ -537,7 +537,7 @@ def capture(fn, args, kwargs, world, fullgraph=False, joint=True):
         read_names = restore_io(unguarded_names(floats, world.all_modules))
         end_recording()
     cap = Capture(tracer.graph, tracer.sources)
-    cap.breaks, cap.ran_backward, cap.output = tracer.breaks, tracer.ran_backward, skeleton(result)
+    cap.breaks, cap.ran_backward, cap.output, cap.rewrote = tracer.breaks, tracer.ran_backward, skeleton(result), tracer.rewrote
     cap.break_frames, cap.reads_grad, cap.grad_written = tracer.break_frames, tracer.reads_grad, tracer.grad_written
     cap.group_writes, cap.grad_required, cap.numbers = writes or [], sorted(tracer.grad_required), tracer.numbers
     cap.read_names, cap.joint = checked_reads(tracer, read_names, world), (cap_joint if not tracer.breaks else None)

@@ -81,10 +81,14 @@ class _Entry:
         self.layouts = for_backend([v for i, v in enumerate(cap.layouts) if i not in remade], backend)  # (eager's)
         self.wraps = backend == "aot_eager"  # its views of intermediates keep _base (inner_views.py)
         self.joint = aot.split(graph, sources, *cap.joint) if self.tape and cap.joint else None
-        # runs eagerly: a joint graph not cut, or one the dispatcher would run after a backward in it (its results
-        # detached) or writing a tensor requiring grad (an optimizer's step: the forward reads the values, no gradient)
-        self.uncut = self.tape and (cap.joint is not None and self.joint is None or backend not in ("aot_eager", "inductor")
-                                    and (cap.ran_backward or any(p.meta.get("requires_grad") for p, _ in graph.mutations)))
+        # runs eagerly: a joint graph not cut, or a graph replayed on tensors (no joint one, or the eager or a callable
+        # backend) after a backward in it (its results detached), or whose write into an input requiring grad (an
+        # optimizer's step before a forward) replay.dispatch cannot follow (cap.rewrote, unfollowed_writes) or a
+        # callable backend writes after its graph (the forward would read the values, no gradient)
+        on_tensors = self.joint is None or backend not in ("aot_eager", "inductor")
+        self.uncut = self.tape and (cap.joint is not None and self.joint is None or on_tensors and (
+            cap.ran_backward or cap.rewrote or replay.unfollowed_writes(graph)
+            or is_custom(backend) and any(p.meta.get("requires_grad") for p, _ in graph.mutations)))
         self.viewed = [v.placeholder if v.base is not None or not self.joint else  # (the view's tensor in the run)
                        sum(s[0] != "grad_output" for s in sources[:v.placeholder]) for v in self.views]  # (no grad_output)
         if self.joint is not None:

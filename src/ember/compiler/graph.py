@@ -97,6 +97,15 @@ class Graph:
             raise ValueError(f"only placeholders can be mutated, got {placeholder.op} {placeholder}")
         self.mutations.append((placeholder, value))
 
+    def write(self, placeholder, value):
+        """Makes ``value`` the one copied into ``placeholder``'s array after the graph runs, in place
+        of an earlier one (a second in-place write into it); returns whether there was one."""
+        kept = [(p, v) for p, v in self.mutations if p is not placeholder]
+        rewritten = len(kept) < len(self.mutations)
+        self.mutations[:] = kept
+        self.mutate(placeholder, value)
+        return rewritten
+
     def _unique(self, base):
         base = _identifier(base)
         count = self._counts.get(base, 0)

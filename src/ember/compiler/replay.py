@@ -16,10 +16,10 @@ from .._backend import quiet, restore
 from .._ops.core import apply, reads_indices, write_into
 from .._tensor import Tensor
 from ..autograd.grad_mode import set_grad_enabled
-from .graph import Node, bind_subgraphs, kwarg_nodes
+from .graph import Node, bind_subgraphs, kwarg_nodes, nodes_in
 from .symbolic import evaluate, free_symbols
 
-__all__ = ["interpret", "dispatch"]
+__all__ = ["interpret", "dispatch", "unfollowed_writes"]
 
 
 def _plan(graph, compile):
@@ -131,10 +131,12 @@ def _apply(target, args, kwargs, indices):
 
 def dispatch(graph):
     """A callable ``run(tensors) -> list of tensors`` that replays ``graph`` through ``apply``
-    (with autograd), writing the mutations with ``write_into``; ``run(tensors, sizes)`` for a
-    graph with size symbols."""
+    (with autograd), writing the mutations with ``write_into`` after it, but a value without
+    history into a tensor requiring grad (an optimizer's step), written as it is computed
+    (:func:`_early_writes`); ``run(tensors, sizes)`` for a graph with size symbols."""
     size, steps, outputs, mutations = _plan(graph, dispatch)
     n_inputs = len(graph.placeholders)
+    early = _early_writes(steps, mutations, n_inputs)
 
     def run(tensors, sizes=None):
         env = list(tensors) + [None] * (size - n_inputs)
@@ -154,13 +156,61 @@ def dispatch(graph):
                     env[i] = _apply(target, args, kwargs, indices)
             else:
                 env[i] = _apply(target, args, kwargs, indices)
+            if i in early and not env[i].requires_grad and env[early[i]].requires_grad:
+                # A value without history written into a tensor requiring grad (an optimizer's
+                # step into its parameters, under no_grad: a leaf refuses a recorded write) is
+                # written at once, and the ops after read the tensor, as eagerly: gradients
+                # flow into the parameter, not into a value that requires none.
+                written = env[early[i]]
+                with set_grad_enabled(False):
+                    write_into(written, env[i])
+                env[i] = written
         results = [_read(v, env) for v in outputs]
         for p, v in mutations:
             value = env[v]
-            # A value without history was written under no_grad (an optimizer's step into its
-            # parameters: a leaf refuses a recorded write): written so, the target keeps its
-            # history, where a recorded write would tie it to the value with a zero gradient.
+            if v in early and value is env[p]:  # (written above)
+                continue
+            # without history, written so, the target keeps its own, where a recorded write
+            # would tie it to the value with a zero gradient
             with set_grad_enabled(value.requires_grad):
                 write_into(env[p], value)
         return results
     return run
+
+
+def _early_writes(steps, mutations, n_inputs):
+    """``{value slot: placeholder slot}`` of the ``mutations`` a dispatched replay may write as
+    soon as the value is computed: no op after it reads the placeholder's old value (nor is the
+    value written into another)."""
+    last_read = {}
+    for i, _, args, kwargs, *_ in steps:
+        for slot in _slots_in((args, list(kwargs.values()))):
+            last_read[slot] = i
+    values = [v for _, v in mutations]
+    return {v: p for p, v in mutations if v >= n_inputs and last_read.get(p, -1) <= v and values.count(v) == 1}
+
+
+def _slots_in(value):
+    if type(value) is _Slot:
+        return [value.i]
+    if isinstance(value, (tuple, list)):
+        return [i for v in value for i in _slots_in(v)]
+    return []
+
+
+
+def unfollowed_writes(graph):
+    """Whether a replay on tensors (:func:`dispatch`) may not follow a write of ``graph`` into a
+    placeholder requiring grad, whose readers after it must read the tensor: one value written
+    into two placeholders (``w1.copy_(src); w2.copy_(src)``: which one an op read is lost), or
+    the placeholder's old value read by an op after the value (``new = w * 0.5; y = w * 3;
+    w.copy_(new)``: the write cannot come first)."""
+    order = {n: i for i, n in enumerate(graph.nodes)}
+    last_read = {}
+    for n in graph.nodes:
+        if n.op == "call_op":
+            for a in nodes_in((n.args, n.kwargs)):
+                last_read[a] = order[n]
+    values = [v for _, v in graph.mutations]
+    return any(p.meta.get("requires_grad") and (values.count(v) > 1 or last_read.get(p, -1) > order.get(v, -1))
+               for p, v in graph.mutations)
