@@ -13,7 +13,7 @@ import sys
 import numpy as np
 
 from .. import _dtype
-from .._backend import is_bfloat16, is_floating, kernel, namespace, special
+from .._backend import is_bfloat16, is_floating, kernel, namespace, sixteen_bit, special
 from .args import with_out
 from .core import _NAMES, Op, elementwise_rule, apply, named, real_rule, zero_link
 from .erf import erf as _erf_kernel
@@ -325,6 +325,8 @@ class SoftplusForward(Op):
 
     @staticmethod
     def forward(x, beta=1.0, threshold=20.0):
+        if sixteen_bit(x.dtype):  # at float32, as torch's opmath (beta not rounded to 16 bits)
+            return SoftplusForward.forward(x.astype(np.float32), beta, threshold).astype(x.dtype)
         bx = x * beta
         xp = namespace(x)
         with np.errstate(over="ignore"):
