@@ -93,3 +93,23 @@ def test_a_sixteen_bit_thresholds_gradient_compares_at_float32():
         lib.nn.functional.threshold(x, 1.7, 0.0).sum().backward()
         grads.append(x.grad.tolist())
     assert grads[1] == grads[0] == [1.0, 0.0, 1.0]
+
+
+RESHAPES = [lambda t: t.zeros(0).unflatten(0, (0, -1)), lambda t: t.zeros(0, 3).unflatten(1, (-1, 0)),
+            lambda t: t.zeros(5).unflatten(0, (2, -1)), lambda t: t.zeros(6).unflatten(0, (0, -1)),
+            lambda t: t.zeros(0, 3).reshape(-1, 0), lambda t: t.zeros(0).view(2, -1, 0),
+            lambda t: t.zeros(6).reshape(0, -1), lambda t: t.zeros(0).unflatten(0, (2, -1))]
+
+
+def _reshaped(fn, lib):
+    try:
+        return tuple(fn(lib).shape)
+    except RuntimeError as error:
+        return str(error).split("\nException raised from")[0]  # (torch's C++ frames after)
+
+
+@pytest.mark.parametrize("fn", RESHAPES)
+def test_a_minus_one_beside_a_zero_in_an_empty_tensors_shape_is_ambiguous(fn):
+    """``unflatten(0, (0, -1))`` of an empty tensor was a (0, 0) tensor, ``reshape(-1, 0)``'s
+    message "shape '[-1, 0]' is invalid for input of size 0": torch's RuntimeErrors."""
+    assert _reshaped(fn, ember) == _reshaped(fn, torch)
