@@ -113,3 +113,24 @@ def test_a_minus_one_beside_a_zero_in_an_empty_tensors_shape_is_ambiguous(fn):
     """``unflatten(0, (0, -1))`` of an empty tensor was a (0, 0) tensor, ``reshape(-1, 0)``'s
     message "shape '[-1, 0]' is invalid for input of size 0": torch's RuntimeErrors."""
     assert _reshaped(fn, ember) == _reshaped(fn, torch)
+
+
+def _sliced(x, lr, k):
+    return x[:, :k] * int(lr * 2) + k
+
+
+def _truncated(x, lr):
+    return x * int(lr * 3)
+
+
+@pytest.mark.parametrize("fn, extra", [(_sliced, lambda i: (1 + i % 3,)), (_truncated, lambda i: ())])
+def test_the_number_in_int_of_a_float_is_no_argument_position_at_new_sizes(fn, extra):
+    """``int(lr * 3)`` recorded again at new sizes took its 3 for an argument's position:
+    IndexError, or ``k`` (the third argument) traced as a float: TypeError at ``x[:, :k]``."""
+    calls = [((2, 3), 0.5), ((3, 3), 1.5), ((4, 5), -0.7), ((1, 3), 2.0), ((2, 4), 3.25), ((5, 3), 1.0), ((2, 6), 0.25)]
+    results = []
+    for lib, compiled in ((torch, fn), (ember, ember.compile(fn))):
+        results.append([compiled(lib.linspace(-3, 3, n * c).reshape(n, c), lr, *extra(i)).tolist()
+                        for i, ((n, c), lr) in enumerate(calls)])
+    np.testing.assert_allclose(np.concatenate([np.ravel(r) for r in results[1]]),
+                               np.concatenate([np.ravel(r) for r in results[0]]), rtol=1e-6)
