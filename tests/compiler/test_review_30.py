@@ -134,3 +134,20 @@ def test_the_number_in_int_of_a_float_is_no_argument_position_at_new_sizes(fn, e
                         for i, ((n, c), lr) in enumerate(calls)])
     np.testing.assert_allclose(np.concatenate([np.ravel(r) for r in results[1]]),
                                np.concatenate([np.ravel(r) for r in results[0]]), rtol=1e-6)
+
+
+def _softplus(x, threshold):
+    return _module(x).nn.functional.softplus(x * 1.0, 1.0, threshold) * 2
+
+
+def test_softplus_below_a_raised_threshold_overflows_as_torchs():
+    """``softplus(89.0, threshold=100.0)`` is torch's ``log1p(exp(89))``: inf in float32 (ember's
+    eager, its C kernel and its traced-float graph computed a stable ``logaddexp``: 89)."""
+    values = [-100.0, -20.0, 0.5, 30.0, 88.0, 89.0, 95.0, 200.0] * 4
+    want = [_softplus(torch.tensor(values), t).tolist() for t in (100.0, 150.0, 120.0, 100.0)]
+    for compiled in (_softplus, ember.compile(_softplus)):  # (eager; the graph taking t as an input)
+        for t, w in zip((100.0, 150.0, 120.0, 100.0), want):
+            np.testing.assert_allclose(compiled(ember.tensor(values), t).tolist(), w, rtol=3e-7, atol=1e-43)  # (exp(-100): a denormal)
+    fused = ember.compile(lambda x: _softplus(x, 100.0))  # (the C kernel)
+    for _ in range(3):
+        np.testing.assert_allclose(fused(ember.tensor(values)).tolist(), want[0], rtol=3e-7, atol=1e-43)  # (exp(-100): a denormal)

@@ -318,7 +318,8 @@ Erf = elementwise("Erf", _erf_kernel, lambda x, g: g * _TWO_OVER_SQRT_PI * (-x *
 
 
 class SoftplusForward(Op):
-    """``log(1 + exp(beta x)) / beta``, linear above ``threshold`` (``F.softplus``)."""
+    """``log1p(exp(beta x)) / beta``, linear above ``threshold`` (``F.softplus``; as torch's, inf
+    where ``exp`` overflows below a ``threshold`` raised past it: ``softplus(89.0, threshold=100)``)."""
     name = "Softplus"
     infer = classmethod(elementwise_rule)
     promote = "float"
@@ -329,8 +330,8 @@ class SoftplusForward(Op):
             return SoftplusForward.forward(x.astype(np.float32), beta, threshold).astype(x.dtype)
         bx = x * beta
         xp = namespace(x)
-        with np.errstate(over="ignore"):
-            soft = xp.logaddexp(0, bx) / beta
+        with np.errstate(over="ignore"):  # (torch's log1p(exp(bx)): inf past exp's range below a threshold raised there)
+            soft = xp.log1p(xp.exp(bx)) / beta
         return xp.where(bx > threshold, x, soft).astype(x.dtype, copy=False)
 
     @staticmethod
