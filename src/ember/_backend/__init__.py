@@ -389,7 +389,9 @@ def is_floating(dtype):
     return dtype.kind == "f" or is_bfloat16(dtype)
 
 
-def _sixteen_bit(dtype):
+def sixteen_bit(dtype):
+    """Whether the array dtype ``dtype`` is float16's or bfloat16's (kernels that compute those
+    at float32, as torch's opmath)."""
     return dtype == np.float16 or is_bfloat16(dtype)
 
 
@@ -402,12 +404,12 @@ def cast(x, dtype):
     source = x.dtype
     if is_bfloat16(source) and dtype.kind in "iu":
         return x.astype(np.float32).astype(dtype)
-    if (source.kind == "f" or is_bfloat16(source)) and dtype.kind in "fV" and (source.itemsize > 4 or _sixteen_bit(dtype)):
+    if (source.kind == "f" or is_bfloat16(source)) and dtype.kind in "fV" and (source.itemsize > 4 or sixteen_bit(dtype)):
         with np.errstate(over="ignore"):  # past the narrower dtype's range (float32's, float16's): inf, silently as torch's
-            if _sixteen_bit(dtype):
+            if sixteen_bit(dtype):
                 x = x.astype(np.float32, copy=False)
             return x.astype(dtype)
-    if _sixteen_bit(dtype) and source.itemsize >= 4 and source != np.float32 and source.kind != "f":
+    if sixteen_bit(dtype) and source.itemsize >= 4 and source != np.float32 and source.kind != "f":
         with np.errstate(over="ignore"):  # (int32, int64, complex: as c10's, through float)
             return x.astype(np.float32).astype(dtype)
     return x.astype(dtype)

@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from .._backend import namespace
+from .._backend import namespace, sixteen_bit
 from .core import Op, apply, elementwise_rule, like_input, zero_link
 from .unimplemented import not_implemented_link
 from .erf import erf
@@ -24,12 +24,6 @@ _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 _GELU_CUBIC = 0.044715
 
 
-def _half(dtype):
-    """Whether NumPy's ``dtype`` is float16 or bfloat16 (computed at float32); by name, so that
-    importing ember does not load ml_dtypes (0.7 s) to compare with bfloat16's dtype."""
-    return dtype == np.float16 or dtype.name == "bfloat16"
-
-
 # ---- activations -------------------------------------------------------------------------------
 class LeakyRelu(Op):
     """``x`` where ``x > 0``, else ``negative_slope * x``; the slope is the gradient at 0."""
@@ -38,7 +32,7 @@ class LeakyRelu(Op):
 
     @staticmethod
     def forward(x, negative_slope=0.01):
-        if _half(x.dtype):  # (at float32, as torch's opmath: the slope not rounded to 16 bits)
+        if sixteen_bit(x.dtype):  # (at float32, as torch's opmath: the slope not rounded to 16 bits)
             return namespace(x).where(x > 0, x, (x.astype(np.float32) * np.float32(negative_slope)).astype(x.dtype))
         return namespace(x).where(x > 0, x, x * x.dtype.type(negative_slope))
 
@@ -58,6 +52,8 @@ class Elu(Op):
 
     @staticmethod
     def forward(x, alpha=1.0, scale=1.0, input_scale=1.0):
+        if sixteen_bit(x.dtype):  # at float32, as torch's opmath (a float16 alpha of 70000.0 would be inf)
+            return Elu.forward(x.astype(np.float32), alpha, scale, input_scale).astype(x.dtype)
         xp, scalar = namespace(x), x.dtype.type
         with np.errstate(over="ignore"):
             negative = xp.expm1(x * scalar(input_scale)) * scalar(alpha * scale)
@@ -111,11 +107,15 @@ class ThresholdForward(Op):
     @staticmethod
     def forward(x, threshold, value):
         xp = namespace(x)
-        return xp.where(x <= threshold, xp.asarray(value).astype(x.dtype), x)
+        # (a float16 or bfloat16 x compares at float32, as torch's: 1.703125 <= 1.7 is False)
+        below = x.astype(np.float32) <= np.float32(threshold) if sixteen_bit(x.dtype) else x <= threshold
+        return xp.where(below, xp.asarray(value).astype(x.dtype), x)
 
     @staticmethod
     def backward(ctx, g):
-        return (zero_link(g * ~(ctx.input(0) <= ctx.attrs["threshold"]), ctx.input(0)),)
+        x = ctx.input(0)
+        wide = x.float() if x.dtype.itemsize == 2 and x.dtype.is_floating_point else x  # (as the forward)
+        return (zero_link(g * ~(wide <= ctx.attrs["threshold"]), x),)
 
 
 class HardsigmoidForward(Op):
@@ -177,7 +177,7 @@ class Gelu(Op):
 
     @staticmethod
     def forward(x, approximate="none"):
-        if _half(x.dtype):  # at float32, as torch's opmath (in float16 the tail below -3 rounded to 0)
+        if sixteen_bit(x.dtype):  # at float32, as torch's opmath (in float16 the tail below -3 rounded to 0)
             return Gelu.forward(x.astype(np.float32), approximate).astype(x.dtype)
         with np.errstate(invalid="ignore", over="ignore"):
             if approximate == "tanh":
@@ -212,7 +212,7 @@ class GeluBackward(Op):
 
     @staticmethod
     def forward(g, x, output):
-        if _half(x.dtype):  # (at float32, as the forward)
+        if sixteen_bit(x.dtype):  # (at float32, as the forward)
             half = x.dtype
             g, x, output = (None if a is None else a.astype(np.float32) for a in (g, x, output))
             return GeluBackward.forward(g, x, output).astype(half)

@@ -13,7 +13,7 @@ import sys
 import numpy as np
 
 from .. import _dtype
-from .._backend import is_bfloat16, is_floating, kernel, namespace, special
+from .._backend import is_bfloat16, is_floating, kernel, namespace, sixteen_bit, special
 from .args import with_out
 from .core import _NAMES, Op, elementwise_rule, apply, named, real_rule, zero_link
 from .erf import erf as _erf_kernel
@@ -318,17 +318,20 @@ Erf = elementwise("Erf", _erf_kernel, lambda x, g: g * _TWO_OVER_SQRT_PI * (-x *
 
 
 class SoftplusForward(Op):
-    """``log(1 + exp(beta x)) / beta``, linear above ``threshold`` (``F.softplus``)."""
+    """``log1p(exp(beta x)) / beta``, linear above ``threshold`` (``F.softplus``; as torch's, inf
+    where ``exp`` overflows below a ``threshold`` raised past it: ``softplus(89.0, threshold=100)``)."""
     name = "Softplus"
     infer = classmethod(elementwise_rule)
     promote = "float"
 
     @staticmethod
     def forward(x, beta=1.0, threshold=20.0):
+        if sixteen_bit(x.dtype):  # at float32, as torch's opmath (beta not rounded to 16 bits)
+            return SoftplusForward.forward(x.astype(np.float32), beta, threshold).astype(x.dtype)
         bx = x * beta
         xp = namespace(x)
-        with np.errstate(over="ignore"):
-            soft = xp.logaddexp(0, bx) / beta
+        with np.errstate(over="ignore"):  # (torch's log1p(exp(bx)): inf past exp's range below a threshold raised there)
+            soft = xp.log1p(xp.exp(bx)) / beta
         return xp.where(bx > threshold, x, soft).astype(x.dtype, copy=False)
 
     @staticmethod

@@ -110,3 +110,13 @@ def check_attribute(value, dtype):
     top = FLOAT_MAX.get(dtype.name) if dtype.name != "float64" else None
     if top is not None and (top < value < math.inf or -math.inf < value < -top):
         raise RuntimeError(f"value cannot be converted to type {CPP_NAMES[dtype.name]} without overflow")
+
+
+def check_rrelu_bounds(lower, upper):
+    """torch's RuntimeErrors for ``rrelu``'s bounds: each finite (NaN refused), ``lower <= upper``.
+    Plain comparisons, as :func:`check_attribute`'s."""
+    for name, bound in (("lower", lower), ("upper", upper)):
+        if not -math.inf < bound < math.inf:
+            raise RuntimeError(f"rrelu: {name} bound must be finite, got {float(bound)}")
+    if lower > upper:
+        raise RuntimeError("Lower bound should be less than or equal to the upper bound")

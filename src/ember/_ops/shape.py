@@ -40,6 +40,8 @@ def _infer_shape(shape, numel, input_shape):
                 raise RuntimeError(f"invalid shape dimension {s}")
             known *= s
     if -1 in shape:
+        if known == 0 and numel == 0:
+            raise RuntimeError(_ambiguous(shape))
         if known == 0 or numel % known:
             raise RuntimeError(f"shape '{list(_shape_text(shape))}' is invalid for input of size {numel}")
         shape[shape.index(-1)] = numel // known
@@ -47,6 +49,12 @@ def _infer_shape(shape, numel, input_shape):
         raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
     return tuple(shape)
     # course:end 01/infer-shape
+
+
+def _ambiguous(shape):
+    """torch's message for a -1 beside a 0 in the shape of an empty tensor."""
+    return (f"cannot reshape tensor of 0 elements into shape {list(_shape_text(shape))} because the "
+            "unspecified dimension size -1 can be any value and is ambiguous")
 
 
 def _shape_text(shape):
@@ -199,12 +207,15 @@ def unflatten(input, dim, sizes):
         raise RuntimeError(f"unflatten got an unexpected error: Dimension specified as {dim} but tensor "
                            "has no dimensions")
     d = _wrap_dim(dim, input.ndim)
-    sizes = list(sizes_arg((sizes,), "unflatten", "sizes", position=2, sequence=True))
+    given = list(sizes_arg((sizes,), "unflatten", "sizes", position=2, sequence=True))
+    sizes = list(given)
     if -1 in sizes:
         known = product(s for s in sizes if s != -1)
-        sizes[sizes.index(-1)] = input.shape[d] // known if known else 0
+        if known == 0 and input.shape[d] == 0:
+            raise RuntimeError("unflatten got an unexpected error:\n" + _ambiguous(given))
+        sizes[sizes.index(-1)] = input.shape[d] // known if known else -1
     if product(sizes) != input.shape[d]:
-        raise RuntimeError(f"unflatten: Provided sizes {list(sizes)} don't multiply up to the size "
+        raise RuntimeError(f"unflatten: Provided sizes {given} don't multiply up to the size "
                            f"of dim {dim} ({input.shape[d]}) in the input tensor")
     return reshape(input, tuple(input.shape[:d]) + tuple(sizes) + tuple(input.shape[d + 1:]))
 

@@ -18,7 +18,7 @@ from .._ops.compare import Le, Lt
 from .._ops.nn import Elu
 from .._ops.compare import Gt
 from .._ops.pointwise_binary import Add, Div, Mul, Sub, Where
-from .._ops.pointwise_unary import Abs, Exp, Expm1, Log1p, Neg, Relu
+from .._ops.pointwise_unary import Exp, Expm1, Log1p, Neg
 from .._ops import refusals, shrink
 from ..nn.functional import activation
 
@@ -94,12 +94,10 @@ def _softshrink(tracer, x, attrs, meta):
 
 def _softplus(tracer, x, attrs, meta):
     """``softplus(x, beta, threshold)`` as eager computes it: ``x * beta > threshold ? x :
-    logaddexp(0, x * beta) / beta``, NumPy's ``logaddexp(0, y)`` as ``max(y, 0) + log1p(exp(-|y|))``
-    (within an ulp: the C code's ``exp`` and ``log1p`` are not NumPy's)."""
+    log1p(exp(x * beta)) / beta`` (inf where ``exp`` overflows, as torch's)."""
     beta, threshold = attrs.get("beta", 1.0), attrs.get("threshold", 20.0)
     bx = _call(tracer, Mul, (x, beta), meta)
-    tail = _call(tracer, Log1p, (_call(tracer, Exp, (_call(tracer, Neg, (_call(tracer, Abs, (bx,), meta),), meta),), meta),), meta)
-    soft = _call(tracer, Div, (_call(tracer, Add, (_call(tracer, Relu, (bx,), meta), tail), meta), beta), meta)
+    soft = _call(tracer, Div, (_call(tracer, Log1p, (_call(tracer, Exp, (bx,), meta),), meta), beta), meta)
     return Where, [_call(tracer, Gt, (bx, threshold), _mask(meta)), x, soft], {}
 
 

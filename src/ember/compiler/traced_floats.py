@@ -417,16 +417,17 @@ def argument_positions(floats):
     are computed from (not those of int symbols: ``k * 0.5``)."""
     found = set()
 
-    def walk(how):
-        if type(how) is int:
-            found.add(how)
-        elif type(how) is tuple and how[0] == "argument":
+    def walk(how):  # (an int inside is a number of the computation: ``int(lr * 3)``'s 3)
+        if type(how) is tuple and how[0] == "argument":
             found.add(how[1])
         elif type(how) is tuple and how[0] != "int":
             for v in how[1:]:
                 walk(v)
     for _, k in floats:
-        walk(k)
+        if type(k) is int:
+            found.add(k)
+        else:
+            walk(k)
     return sorted(found)
 
 

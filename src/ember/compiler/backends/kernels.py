@@ -142,14 +142,16 @@ def _hardswish(a, k, d):
 
 
 def _softplus_of(bx, d):
-    """log(1 + exp(bx)) as NumPy's logaddexp(0, bx): max(bx, 0) + log1p(exp(-|bx|))."""
+    """log(1 + exp(bx)) as NumPy's logaddexp(0, bx): max(bx, 0) + log1p(exp(-|bx|)) (mish, logsigmoid)."""
     return f"(({bx} > 0 ? {bx} : 0) + {_em('log1p', d)}({_em('exp', d)}(-{_fn('fabs', d)}({bx}))))"
 
 
 def _softplus(a, k, d):
-    """Softplus(x, beta, threshold): x where beta x > threshold, else log(1 + exp(beta x)) / beta."""
+    """Softplus(x, beta, threshold): x where beta x > threshold, else log1p(exp(beta x)) / beta, as
+    eager's and torch's (inf where exp overflows below a threshold raised past it)."""
     beta, bx = c_literal(k.get("beta", 1.0), d), f"({a[0]} * {c_literal(k.get('beta', 1.0), d)})"
-    return f"({bx} > {c_literal(k.get('threshold', 20.0), d)} ? {a[0]} : {_softplus_of(bx, d)} / {beta})"
+    soft = f"{_em('log1p', d)}({_em('exp', d)}({bx}))"
+    return f"({bx} > {c_literal(k.get('threshold', 20.0), d)} ? {a[0]} : {soft} / {beta})"
 
 
 def _elu(a, k, d):

@@ -19,7 +19,7 @@ from ..._ops.core import _type_name, apply, named, recording
 from ..._ops.prelu import prelu
 from ..._ops.shrink import SoftshrinkForward, hardshrink
 from ..._tensor import Tensor, _wrap_dim
-from ..._ops.refusals import FLOAT_MAX, check_attribute, float_only
+from ..._ops.refusals import FLOAT_MAX, check_attribute, check_rrelu_bounds, float_only
 from ._common import SELU_ALPHA, SELU_SCALE, in_place, unary
 
 __all__ = [
@@ -75,10 +75,21 @@ def relu6(input, inplace=False):
     return hardtanh(input, 0.0, 6.0, inplace)
 
 
+def _check_as_float(input, *values):
+    """RuntimeError for a finite attribute beyond float32's range but for a float64 input: torch
+    converts it checked to float, the float32 (and 16-bit) kernels' opmath. (``real_if_fits``
+    records no comparison of a compiled function's traced float: its guard tells a number beyond
+    float32's range apart, so inf keeps torch's graph.)"""
+    if input.dtype is not _dtype.float64:
+        for value in values:
+            real_if_fits(value, _dtype.float32)
+
+
 def leaky_relu(input, negative_slope=0.01, inplace=False):
     """``input`` where positive, else ``negative_slope * input`` (gradient at 0: the slope).
     Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.leaky_relu.html"""
     float_only(input, "leaky_relu_cpu")
+    _check_as_float(input, negative_slope)
     return unary(LeakyRelu, input, inplace, negative_slope=negative_slope)
 
 
@@ -91,10 +102,13 @@ def leaky_relu_(input, negative_slope=0.01):
 def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
     """Randomized leaky ReLU (Xu et al., 2015, https://arxiv.org/abs/1505.00853): a slope drawn
     uniformly from [lower, upper] per element in training, their mean otherwise.
+    RuntimeError for a bound not finite or ``lower > upper``, as torch's.
     Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.rrelu.html"""
+    check_rrelu_bounds(lower, upper)
     if not training:
         return leaky_relu(input, (lower + upper) / 2, inplace)
     float_only(input, "rrelu_with_noise_cpu")
+    _check_as_float(input, lower, upper)
     # torch's draws: one 53-bit uniform per element <= 0, in order (1 elsewhere), mapped to
     # [lower, upper) in float64 with the bounds rounded to the input's dtype, two roundings
     negative = (input._data <= 0).reshape(-1)
@@ -117,6 +131,7 @@ def elu(input, alpha=1.0, inplace=False):
     https://arxiv.org/abs/1511.07289).
     Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.elu.html"""
     float_only(input, "elu_cpu")
+    _check_as_float(input, alpha)
     return unary(Elu, input, inplace, alpha=alpha)
 
 
