@@ -207,8 +207,7 @@ def unflatten(input, dim, sizes):
         raise RuntimeError(f"unflatten got an unexpected error: Dimension specified as {dim} but tensor "
                            "has no dimensions")
     d = _wrap_dim(dim, input.ndim)
-    given = list(sizes_arg((sizes,), "unflatten", "sizes", position=2, sequence=True))
-    sizes = list(given)
+    sizes = list(given := list(sizes_arg((sizes,), "unflatten", "sizes", position=2, sequence=True)))
     if -1 in sizes:
         known = product(s for s in sizes if s != -1)
         if known == 0 and input.shape[d] == 0:
@@ -269,8 +268,7 @@ def permute(input, *order, dims=None, **unknown):
     return apply(Permute, input, dims=dims)
 
 
-# ``torch.reshape(x, shape)`` and ``torch.permute(x, dims)``: one sequence, as torch's parser takes
-# no lone int there; the Tensor methods and ember's own calls take the bodies (ints too)
+# torch.reshape/permute take one sequence (torch's parser: no lone int); the methods take the bodies
 reshape_function, permute_function = parsed(reshape), parsed(permute)
 
 
