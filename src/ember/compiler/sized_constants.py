@@ -16,6 +16,8 @@ class SizedConstant:
         self.kind, self.dtype, self.args = kind, dtype, args
 
     def build(self, sizes):
+        """The constant's array at the call's ``sizes`` (``{symbol: int}``): ``full`` or ``arange``
+        of the recorded arguments evaluated there."""
         args = evaluate(self.args, sizes)
         if self.kind == "full":
             return np.full(args[0], args[1], self.dtype)
