@@ -5,7 +5,7 @@ import pytest
 import ember
 from ember._ops import core
 from ember.compiler import backends
-from ember.compiler.backends import c as c_backend
+from ember.compiler.backends import autotune, toolchain, c as c_backend
 
 
 @pytest.fixture
@@ -20,6 +20,15 @@ def fresh_compiler():
 def fresh_cache(tmp_path_factory, monkeypatch, fresh_compiler):
     """As ``fresh_compiler``, with the on-disk compile cache in this session's temporary folder."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.getbasetemp() / "cache"))
+    yield
+
+
+@pytest.fixture
+def private_cache(tmp_path, monkeypatch, fresh_compiler):
+    """As ``fresh_compiler``, with a compile cache of this test's own: no autotuning record from
+    other runs overrides the cost model."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.setattr(autotune, "_path", lambda: toolchain.cache_dir() / "autotune.json")
     yield
 
 

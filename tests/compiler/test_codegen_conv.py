@@ -16,7 +16,7 @@ import torch
 
 import ember
 import ember.nn.functional as F
-from ember.compiler.backends import autotune, conv_gemm, toolchain, winograd
+from ember.compiler.backends import autotune, conv_gemm, winograd
 
 CASES = {  # name: (x shape, weight shape, bias, stride, padding, dilation, groups, dtype, weighted)
     "depthwise": ((4, 6, 9, 8), (6, 1, 3, 3), True, 1, 1, 1, 6, np.float32, True),
@@ -50,14 +50,7 @@ def _marker(name):
             "Winograd F(4,3)": "Winograd F(4, 3)"}.get(name, name)
 
 
-@pytest.fixture(autouse=True)
-def _private_cache(tmp_path, monkeypatch):
-    """A fresh compile cache: no autotuning record from other runs overrides the cost model."""
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    monkeypatch.setattr(autotune, "_path", lambda: toolchain.cache_dir() / "autotune.json")
-    ember.compiler.reset()
-    yield
-    ember.compiler.reset()
+pytestmark = pytest.mark.usefixtures("private_cache")
 
 
 @pytest.mark.parametrize("m", sorted(winograd.TILES))

@@ -8,17 +8,9 @@ import torch
 
 import ember
 import ember.nn.functional as F
-from ember.compiler.backends import autotune, toolchain
 
 
-@pytest.fixture(autouse=True)
-def _private_cache(tmp_path, monkeypatch):
-    """A fresh compile cache: no autotuning record from other runs overrides the cost model."""
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    monkeypatch.setattr(autotune, "_path", lambda: toolchain.cache_dir() / "autotune.json")
-    ember.compiler.reset()
-    yield
-    ember.compiler.reset()
+pytestmark = pytest.mark.usefixtures("private_cache")
 
 
 def _compiled_step(x_shape, w_shape, geometry, monkeypatch, capsys):

@@ -55,17 +55,22 @@ def channel_stats_kernel(src, node, fname):
             "    }", "}"]
 
 
+def _backward_operands(node, plan):
+    """A norm backward ``node``'s operands, its results' indices, the Locs of its gradient, input,
+    mean and var, their C type and the float functions' suffix ("f" for float32)."""
+    (g, x, mean, var, weight, bias), outs = _operands(node)
+    locs = plan.loc[g], plan.loc[x], plan.loc[mean], plan.loc[var]
+    dtype = locs[1].dtype
+    return (g, x, mean, var, weight, bias), outs, locs, CTYPES[dtype], "f" if dtype == np.float32 else ""
+
+
 def channel_backward_kernel(src, node, fname, results):
     """Batch norm's backward per channel (:func:`.kernels.channel_axes`; ``results`` as for
     :func:`norm_backward_kernel`): with ``xhat = (x - mean) * invstd`` over the channel's
     M = N*H*W values, ``grad weight = sum(g * xhat)``, ``grad bias = sum(g)`` (accumulated in
     double) and ``grad x = invstd * (w g - w sum(g) / M - xhat * w sum(g xhat) / M)``."""
-    plan = src.plan
-    (g, x, mean, var, weight, bias), (ix, iw, ib) = _operands(node)
-    k = node.kwargs
-    gl, xl, ml, vl = plan.loc[g], plan.loc[x], plan.loc[mean], plan.loc[var]
-    t = CTYPES[xl.dtype]
-    sfx = "f" if xl.dtype == np.float32 else ""
+    plan, k = src.plan, node.kwargs
+    (g, x, mean, var, weight, bias), (ix, iw, ib), (gl, xl, ml, vl), t, sfx = _backward_operands(node, plan)
     a = "double"
     n, c, hw = _channel_sizes(xl.shape)
     centered = k.get("centered", True)
@@ -109,12 +114,8 @@ def channel_backward_kernel(src, node, fname, results):
 
 def norm_backward_kernel(src, node, fname, results):
     """``results``: result index -> the Loc it is written to (the getitem nodes picking it)."""
-    plan = src.plan
-    (g, x, mean, var, weight, bias), (ix, iw, ib) = _operands(node)
-    k = node.kwargs
-    gl, xl, ml, vl = plan.loc[g], plan.loc[x], plan.loc[mean], plan.loc[var]
-    t = CTYPES[xl.dtype]
-    sfx = "f" if xl.dtype == np.float32 else ""
+    plan, k = src.plan, node.kwargs
+    (g, x, mean, var, weight, bias), (ix, iw, ib), (gl, xl, ml, vl), t, sfx = _backward_operands(node, plan)
     lead = len(xl.shape) - len(k["axes"])
     n, rows = _numel(xl.shape[lead:]), _numel(xl.shape[:lead])  # ints, or expressions of size symbols
     centered = k.get("centered", True)
