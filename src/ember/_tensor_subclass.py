@@ -33,7 +33,7 @@ __all__ = ["TensorSubclassing", "Overridable", "enable", "enabled", "disable", "
            "handle_torch_function", "is_tensor_like", "get_default_nowrap_functions", "is_torch_function_enabled",
            "push_mode", "pop_mode", "mode_stack", "is_torch_function_mode_enabled", "tensor_attributes",
            "wrap_namespace", "public_name", "NOT_WRAPPED", "PUBLIC_PATHS", "GENERATION",
-           "converts_results", "custom_torch_function",
+           "converts_results", "custom_torch_function", "torch_function_state",
            "overloaded_args"]
 
 _NAMESPACES = ("ember", "ember.nn.functional", "ember.special", "ember.linalg", "ember.fft")
@@ -213,11 +213,21 @@ def converts_results(cls):
 
 
 def custom_torch_function(relevant_args):
-    """Whether a call with ``relevant_args`` would be handed to a ``__torch_function__`` other than
-    the default (:func:`converts_results`): a mode's, a subclass's own or a tensor-like type's."""
-    if is_torch_function_mode_enabled():
-        return True
-    return not _STATE.disabled and any(not converts_results(type(a)) for a in overloaded_args(tuple(relevant_args)))
+    """Whether a call with ``relevant_args`` would be handed to a tensor-like type's
+    ``__torch_function__`` (an overriding argument that is no Tensor: a compiled function runs
+    such a call eagerly; a Tensor subclass's own and a mode's are traced, see ``ember.compile``)."""
+    return not _STATE.disabled and any(not isinstance(a, _TENSOR[0]) for a in overloaded_args(tuple(relevant_args)))
+
+
+def torch_function_state():
+    """What a call's ops depend on of this thread's ``__torch_function__`` state: the types of its
+    ``TorchFunctionMode`` objects, outermost first, and whether ``DisableTorchFunctionSubclass`` or
+    ``DisableTorchFunction`` is on (torch's dynamo guards the mode stack's types, so a call under
+    another mode, or none, is another graph; another object of the same mode class is not)."""
+    state = _STATE
+    if not (state.modes or state.disabled):
+        return ()
+    return tuple(map(type, state.modes)), bool(state.disabled), bool(state.all_disabled)
 
 
 def is_tensor_like(inp):

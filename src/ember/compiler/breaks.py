@@ -43,9 +43,11 @@ def sparse_argument(args, kwargs):
 
 
 def eager_argument(args, kwargs):
-    """Whether the call runs eagerly: a sparse tensor argument (:func:`sparse_argument`), an
-    argument whose type has its own ``__torch_function__`` (a logging subclass, a tensor-like
-    type: torch's dynamo traces it again at every call) or a ``TorchFunctionMode`` on. A subclass
-    with the default ``__torch_function__`` is captured: its class is guarded and the graph's
-    results are converted as eager's (:mod:`.structure`)."""
+    """Whether the call runs eagerly: a sparse tensor argument (:func:`sparse_argument`) or a
+    tensor-like argument that is no Tensor (its ``__torch_function__`` may return anything). A
+    Tensor subclass, with the default ``__torch_function__`` or its own, and a call under a
+    ``TorchFunctionMode`` are captured as torch's dynamo traces them: the recording runs their
+    ``__torch_function__``, the inputs' classes and the mode stack's types are guarded
+    (:func:`~.guards.snapshot`), results are made the recorded classes again (:mod:`.structure`),
+    and what the override changes in Python is a side effect (:mod:`.side_effects`)."""
     return sparse_argument(args, kwargs) or _overrides_on() and custom_torch_function((*args, *kwargs.values()))

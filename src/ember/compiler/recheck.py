@@ -21,6 +21,7 @@ import numpy as np
 
 from .._dtype import get_default_dtype
 from .._tensor import Tensor
+from .._tensor_subclass import torch_function_state
 from ..amp import autocast_mode as _autocast
 from ..autograd import graph as _graph
 from ..autograd.grad_mode import STATE
@@ -77,7 +78,7 @@ class Recheck:
         self.keys = None if at is None else [scalar_key(a) for a in args if type(a) is not Tensor]
         args = self.inputs(args)
         self.grad_mode, self.dtype, self.hooks = STATE.enabled, get_default_dtype(), _graph.HOOKS_VERSION[0]
-        self.autocast = _autocast.AUTOCAST.dtype
+        self.autocast, self.modes = _autocast.AUTOCAST.dtype, torch_function_state()
         _, self.scalars, self.functions, _, self.objects, self.containers = world.kinds
         self.held_objects = object_tensors(self.objects)
         self.tensors = world.free + world.params
@@ -153,7 +154,7 @@ class Recheck:
         world = self.world
         if (len(args) != self.n_args or STATE.enabled != self.grad_mode or get_default_dtype() is not self.dtype
                 or _module.STATE_VERSION[0] != world.version or _graph.HOOKS_VERSION[0] != self.hooks
-                or _autocast.AUTOCAST.dtype is not self.autocast):
+                or _autocast.AUTOCAST.dtype is not self.autocast or torch_function_state() != self.modes):
             return False
         if self.at is not None:
             if not self._plain_hold(args):

@@ -23,6 +23,7 @@ import numpy as np
 
 from .._dispatch_state import OBSERVERS
 from .._tensor import Tensor
+from .._tensor_subclass import mode_stack
 from ..nn.modules import module as _module
 from ..nn.modules.module import Module
 from ..autograd.grad_mode import STATE
@@ -77,6 +78,10 @@ def _python_state(world, stamp):
             state[f"argument object {i} ({type(value).__name__})"] = _contents(value)
     for m in world.all_modules:
         state[f"an attribute of {type(m).__name__} (module {id(m):#x})"] = _contents(m)
+    for i, mode in enumerate(mode_stack()):  # (``self.calls.append(func)`` in its __torch_function__)
+        state[f"an attribute of the TorchFunctionMode {type(mode).__name__} (mode {i})"] = _contents(mode)
+    for cls in dict.fromkeys(type(t) for t in world.inputs if type(t) is not Tensor):  # (``cls.log.append``)
+        state[f"a class attribute of the Tensor subclass {cls.__name__}"] = _contents(cls)
     state.update(group_state(world.optimizers, stamp))
     state[REQUIRES_GRAD] = [t.requires_grad for t in (*world.inputs, *world.free)]
     state["an input's retain_grad()"] = [bool(t._retains_grad) for t in world.inputs]  # (a replay would not retain it)
