@@ -8,9 +8,9 @@ Tensor"), so the statement reading it runs eagerly.
 """
 from .._backend.sparse import SparseCOO
 from .._tensor import Tensor
-from .._tensor_subclass import custom_torch_function, enabled as _overrides_on
+from .._tensor_subclass import OwnReads, custom_torch_function, enabled as _overrides_on
 
-__all__ = ["VALUE_METHODS", "SPARSE", "GRAPH_BREAK", "sparse_argument"]
+__all__ = ["VALUE_METHODS", "SPARSE", "GRAPH_BREAK", "sparse_argument", "eager_argument", "unobserved"]
 
 SPARSE = ("Attempted to wrap sparse Tensor: torch.compile does not support sparse Tensors "
           "(ember's graphs hold dense tensors; the code reading it runs eagerly)")
@@ -51,3 +51,13 @@ def eager_argument(args, kwargs):
     (:func:`~.guards.snapshot`), results are made the recorded classes again (:mod:`.structure`),
     and what the override changes in Python is a side effect (:mod:`.side_effects`)."""
     return sparse_argument(args, kwargs) or _overrides_on() and custom_torch_function((*args, *kwargs.values()))
+
+
+def unobserved(fn, *args):
+    """``fn(*args)`` with ``__torch_function__`` overrides and modes off while they are on: the
+    compiler's own reads of the tensors (``t.requires_grad`` in the guards, ``t.grad_fn``) are no
+    calls a logging mode or subclass should see (torch's dynamo reads them in C)."""
+    if not _overrides_on():
+        return fn(*args)
+    with OwnReads():  # (the guards' torch_function_state still reads the caller's)
+        return fn(*args)

@@ -38,7 +38,7 @@ from .._ops.core import CopySlices
 from .._ops.shape import Clone, Detach, Expand
 from .._ops import core as _core
 from .._tensor import Tensor
-from .breaks import SPARSE
+from .breaks import SPARSE, unobserved
 from .exc import Unsupported
 from ..autograd.grad_mode import STATE
 from .aliases import hidden_bases, returned_views
@@ -487,7 +487,7 @@ def capture(fn, args, kwargs, world, fullgraph=False, joint=True):
     state it may read and update). ``joint=False`` records no backward for outputs that
     require grad (``make_fx``, ``export``)."""
     tracer = Tracer(known_arrays(world, args, kwargs), fullgraph)
-    tracer.world, tracer.free, tracer.history = world, {id(t._data): t for t in world.free}, history_nodes(world)
+    tracer.world, tracer.free, tracer.history = world, {id(t._data): t for t in world.free}, unobserved(history_nodes, world)
     tracer.keep += [a for a in world_arrays(world)]
     for array in tracer.keep:
         tracer.hold(array)
@@ -518,7 +518,7 @@ def capture(fn, args, kwargs, world, fullgraph=False, joint=True):
         if changed is not None:  # a replay runs the graph only: the side effect would be lost
             tracer.graph_break(f"a Python side effect: {changed} changed during the call (a replay would "
                                f"not repeat it, so the function runs eagerly)")
-        if (why := unreplayable(result, world) or retained_history(result, tracer)) is not None:
+        if (why := unobserved(unreplayable, result, world) or retained_history(result, tracer)) is not None:
             tracer.graph_break(why)
         # non-branching control flow: gradients by replaying it with autograd; branching: backward recorded (hop)
         if not tracer.breaks and not tracer.ran_backward and (STATE.enabled or enables_grad(tracer.graph)) \

@@ -33,7 +33,7 @@ from .duck_sizes import name_dims
 from .dynamic import capture_dynamic, marks as _marks, verify
 from .dynamic_ints import float_capture, int_symbols, static_ints, traced_again
 from .traced_floats import fill_floats, has_returned_floats, float_guards, float_inputs, float_positions, returned_floats
-from .breaks import SPARSE, eager_argument as _eager_argument, sparse_argument as _sparse_argument
+from .breaks import SPARSE, eager_argument as _eager_argument, sparse_argument as _sparse_argument, unobserved
 from .exc import FailOnRecompileLimitHit, Unsupported
 from ..fx.experimental import dynamic_spec as _dynamic_spec  # imports this package back: read late
 from .guards import World, bind, first_difference, holds, read_groups, snapshot, with_patterns
@@ -166,8 +166,10 @@ class _Entry:
 
     def __call__(self, inputs, fn, args, kwargs, sizes=None):
         """Runs a call whose guards hold; ``inputs``: its tensors (``World.inputs``)."""
-        if self.uncut:
-            return fn(*args, **kwargs)
+        # (the graph holds what overrides and modes did in the recording: its replay hands them nothing)
+        return fn(*args, **kwargs) if self.uncut else unobserved(self._replay, inputs, args, kwargs, sizes)
+
+    def _replay(self, inputs, args, kwargs, sizes):
         self.cap.require_grads(inputs)  # (``x.requires_grad_()`` before the call read x)
         tensors = self.fixed.copy()
         for i, f in self.varying:
@@ -262,14 +264,14 @@ class _CompiledFunction:
         if self._split is not None:  # the pieces guard, capture and replay themselves
             return self._split(*args, **kwargs)
         recheck = self._recheck
-        if recheck is not None and not kwargs and recheck.holds(args):
+        if recheck is not None and not kwargs and unobserved(recheck.holds, args):
             recheck.held = True
             return self._last[1](recheck.inputs(args), fn, args, kwargs)  # a training loop: the last call's world again
         held = () if self._spec is None else self._spec.held(self._signature_of, args, kwargs)
         world = self._world = World(fn, args, kwargs, self._world, held)
         declared = None if self._spec is None else self._spec.bind(self._signature_of, args, kwargs, world.inputs)
         try:
-            facts = snapshot(world, args, kwargs)
+            facts = unobserved(snapshot, world, args, kwargs)
         except ValueError:  # a lazy module's parameters (no shape yet): made by an eager call, as torch's
             if not any(map(is_lazy, world.params)):
                 raise
@@ -313,7 +315,7 @@ class _CompiledFunction:
         reason = first_difference(last.facts, facts, last.ranges) if last else None
         if reason is not None:  # walk the modules afresh: the structure may have changed
             world = self._world = World(fn, args, kwargs, held=held)
-            facts = snapshot(world, args, kwargs)
+            facts = unobserved(snapshot, world, args, kwargs)
         moved, alike = rebind.find(self._cache, world, facts)
         limit = self._recompile_limit or config.recompile_limit
         if moved is not None:  # a graph of its code captured for other objects, run on these
@@ -343,7 +345,7 @@ class _CompiledFunction:
             # this call runs eagerly, unrecorded, and the next one captures
             self._waited = True
             return fn(*args, **kwargs)
-        dims, ranges, floats, separate = self._dynamic_dims(world, facts, declared)
+        dims, ranges, floats, separate = unobserved(self._dynamic_dims, world, facts, declared)
         names = input_names(fn, args, kwargs) + [h[0] for h in held] if dims else None
         record = (lambda a, k: capture_dynamic(fn, a, k, world, self._fullgraph, dims, ranges, names, lambda text: _log(
             "dynamic", text), separate=separate)) if dims else lambda a, k: (*capture(fn, a, k, world, self._fullgraph), None, None)
@@ -408,7 +410,7 @@ class _CompiledFunction:
         elif self._missed:
             self._missed += 1
         n = self._missed
-        self._recheck = Recheck.of(world, args, kwargs) if n & (n - 1) == 0 else None
+        self._recheck = unobserved(Recheck.of, world, args, kwargs) if n & (n - 1) == 0 else None
 
     def _dynamic_dims(self, world, facts, declared):
         """The dimensions and int arguments to capture as symbols, ``({(input, dim) or (ARG, position):

@@ -48,7 +48,8 @@ def python_state(world, stamp=False):
     function names and its closure cells (their objects; a list's, dict's, set's or plain
     object's contents one level down), the attributes of every reachable module, the entries of
     the optimizers' groups (:func:`~.group_writes.group_state`; ``stamp``: before the call), the
-    contents of the containers and plain objects passed as arguments, and the positions of
+    contents of the containers and plain objects passed as arguments, what the modes on and the
+    inputs' Tensor subclasses may change (:func:`_overrider`), and the positions of
     Python's and NumPy's random streams (``random.randint`` in ``forward`` draws anew on every
     call, as under torch.compile), the input and free tensors' ``requires_grad`` (``x.requires_grad_()``:
     a replay would leave it False), the inputs' ``retain_grad()``, grad mode (``set_grad_enabled(False)`` left on); after the call (in a recording), also the globals of the
@@ -78,10 +79,8 @@ def _python_state(world, stamp):
             state[f"argument object {i} ({type(value).__name__})"] = _contents(value)
     for m in world.all_modules:
         state[f"an attribute of {type(m).__name__} (module {id(m):#x})"] = _contents(m)
-    for i, mode in enumerate(mode_stack()):  # (``self.calls.append(func)`` in its __torch_function__)
-        state[f"an attribute of the TorchFunctionMode {type(mode).__name__} (mode {i})"] = _contents(mode)
-    for cls in dict.fromkeys(type(t) for t in world.inputs if type(t) is not Tensor):  # (``cls.log.append``)
-        state[f"a class attribute of the Tensor subclass {cls.__name__}"] = _contents(cls)
+    for i, o in enumerate([*mode_stack(), *dict.fromkeys(type(t) for t in world.inputs if type(t) is not Tensor)]):
+        state[f"the TorchFunctionMode or Tensor subclass {getattr(o, '__name__', type(o).__name__)} ({i})"] = _overrider(o)
     state.update(group_state(world.optimizers, stamp))
     state[REQUIRES_GRAD] = [t.requires_grad for t in (*world.inputs, *world.free)]
     state["an input's retain_grad()"] = [bool(t._retains_grad) for t in world.inputs]  # (a replay would not retain it)
@@ -522,6 +521,13 @@ def _held_by_functions(world):
             held += [_cell_value(c) for c in f.__closure__ or ()] + list(f.__defaults__ or ())
     held += [v for c in held if isinstance(c, (tuple, list)) for v in c]
     return [t for t in held if isinstance(t, Tensor)]
+
+
+def _overrider(value):
+    """What a mode or Tensor subclass may change in its ``__torch_function__`` (``self.calls.append``,
+    ``cls.log.append``, ``log.append`` of a variable around the class): its attributes and that function's cells."""
+    tf = (value if isinstance(value, type) else type(value)).__torch_function__
+    return _contents(value), tuple(_contents(_cell_value(c)) for c in getattr(tf, "__func__", tf).__closure__ or ())
 
 
 def _cell_value(cell):
