@@ -82,23 +82,32 @@ def test_mode_around_the_call_is_traced_and_guarded():
     assert got == [moded] * 3 + [plain, moded, moded]
 
 
-def _inside_run(lib):
+def _inside_run(lib, compiled=True):
+    """(values, frame and op counts) of a function entering a mode, called twice, then twice
+    inside another mode (the stack differs at the call: another graph)."""
     Plus = _plus_mode(lib)
 
     def g(x, y):
         with Plus():
             z = (x + y).sin()
         return z * 2
-    counter, out = _counter(lib), []
-    run = lib.compile(g, backend=counter)
+    counter, values, counts = _counter(lib), [], []
+    run = lib.compile(g, backend=counter) if compiled else g
     x, y = lib.tensor([0.5, -1.0]), lib.tensor([1.0, 0.25])
-    for _ in range(2):
-        out.append(([round(v, 5) for v in run(x, y).tolist()], counter.frame_count, counter.op_count))
-    return out
+    for outer in (None, None, Plus, Plus):
+        if outer is None:
+            values.append(run(x, y))
+        else:
+            with outer():
+                values.append(run(x, y))
+        counts.append((counter.frame_count, counter.op_count))
+    return [[round(v, 5) for v in r.tolist()] for r in values], counts
 
 
 def test_mode_entered_inside_the_function():
-    assert _inside_run(ember) == _inside_run(torch)
+    (got, counts), (_, torch_counts) = _inside_run(ember), _inside_run(torch)
+    assert counts == torch_counts == [(1, 4), (1, 4), (2, 9), (2, 9)]
+    assert got == _inside_run(torch, compiled=False)[0]  # (eager's: torch's compile applies the outer mode twice)
 
 
 def _logging_mode_run(lib):
