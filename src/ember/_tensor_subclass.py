@@ -240,6 +240,8 @@ def torch_function_state():
     ``DisableTorchFunction`` is on (torch's dynamo guards the mode stack's types, so a call under
     another mode, or none, is another graph; another object of the same mode class is not)."""
     state = _STATE
+    if not (_ANY_MODE or state.disabled):  # (one look at this thread's state: a compiled call's guards read this)
+        return ()
     disabled, all_disabled = state.callers[-1] if state.callers else (state.disabled, state.all_disabled)
     if not (state.modes or disabled):
         return ()
