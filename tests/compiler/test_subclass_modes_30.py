@@ -11,6 +11,8 @@ import ember
 
 
 def _counter(lib):
+    """A fresh ``CompileCounter``, the library's compile caches emptied (``_f`` is compiled by several tests)."""
+    importlib.import_module(f"{lib.__name__}._dynamo").reset()
     return importlib.import_module(f"{lib.__name__}._dynamo.testing").CompileCounter()
 
 
