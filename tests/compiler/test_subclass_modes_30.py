@@ -136,3 +136,32 @@ def test_logging_mode_sees_its_calls_on_every_call():
     # torch replays the mode's appends after its graph; ember finds them a side effect and runs
     # the call eagerly: what the user observes is the same
     assert _logging_mode_run(ember) == _logging_mode_run(torch)
+
+
+def _inner_log_run(lib):
+    calls = []
+
+    class Log(lib.overrides.TorchFunctionMode):  # appends to a list around its class, not its own
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            calls.append(lib.overrides.resolve_name(func))
+            return func(*args, **(kwargs or {}))
+
+    def h(x, y):
+        with Log():
+            z = (x + y).sin()
+        return z * 2
+    run = lib.compile(h, backend=_counter(lib))
+    x, seen = lib.tensor([0.5, -1.0]), []
+    for _ in range(3):
+        calls.clear()
+        seen.append(([round(v, 5) for v in run(x, x).tolist()], list(calls)))
+    calls.clear()
+    with Log():
+        x.tolist()  # (named as before the recordings: Tensor's methods were patched while they ran)
+    return seen, calls
+
+
+def test_mode_entered_inside_logs_every_call():
+    # ember's replays skipped the appends (the list was no global nor closure of ``h``); now a
+    # side effect, so the call runs eagerly (torch 2.13: a graph break there, 2 frames per call)
+    assert _inner_log_run(ember) == _inner_log_run(torch)
