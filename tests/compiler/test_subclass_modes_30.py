@@ -112,7 +112,7 @@ def test_mode_entered_inside_the_function():
     assert got == _inside_run(torch, compiled=False)[0]  # (eager's: torch's compile applies the outer mode twice)
 
 
-def _logging_mode_run(lib):
+def _logging_mode_run(lib, fullgraph=False):
     class Log(lib.overrides.TorchFunctionMode):
         def __init__(self):
             super().__init__()
@@ -121,7 +121,7 @@ def _logging_mode_run(lib):
         def __torch_function__(self, func, types, args=(), kwargs=None):
             self.calls.append(func.__name__)
             return func(*args, **(kwargs or {}))
-    run = lib.compile(_f, backend=_counter(lib))
+    run = lib.compile(_f, backend=_counter(lib), fullgraph=fullgraph)
     x, y = lib.tensor([0.5, -1.0]), lib.tensor([1.0, 0.25])
     seen = []
     for _ in range(3):
@@ -136,6 +136,9 @@ def test_logging_mode_sees_its_calls_on_every_call():
     # torch replays the mode's appends after its graph; ember finds them a side effect and runs
     # the call eagerly: what the user observes is the same
     assert _logging_mode_run(ember) == _logging_mode_run(torch)
+    # (fullgraph=True: torch's graph replays the appends; ember's runs such a call eagerly, as
+    # before, rather than raise for the side effect)
+    assert _logging_mode_run(ember, fullgraph=True) == _logging_mode_run(torch, fullgraph=True)
 
 
 def _inner_log_run(lib):

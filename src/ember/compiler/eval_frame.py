@@ -255,7 +255,8 @@ class _CompiledFunction:
 
     def __call__(self, *args, **kwargs):
         fn, (args, kwargs) = self._fn, self._binder.bound(args, kwargs)
-        if _stance[0] == "force_eager" or _core.OBSERVERS and is_compiling() or _eager_argument(args, kwargs):
+        if _stance[0] == "force_eager" or _core.OBSERVERS and is_compiling() or \
+                _eager_argument(args, kwargs, self._fullgraph):
             if self._fullgraph and _stance[0] != "force_eager" and _sparse_argument(args, kwargs):
                 raise Unsupported(f"graph break (fullgraph=True): {SPARSE}")  # (torch's dynamo: the same)
             return fn(*args, **kwargs)
