@@ -415,7 +415,7 @@ def enable():
             wrap_namespace(sys.modules[name])
     tensor = _TENSOR[0]
     for name, value in tensor_attributes():
-        _rebind(tensor, name, _overridable_getter(value) if isinstance(value, property) else _method(value, name))
+        _rebind(tensor, name, _tensor_wrapper(value, name))
     for operator, method in _OPERATOR_METHODS.items():
         if hasattr(vars(tensor).get(operator), "public") and hasattr(vars(tensor).get(method), "public"):
             vars(tensor)[operator].public = vars(tensor)[method]
@@ -445,6 +445,25 @@ def wrap_namespace(module):
             if value not in _WRAPPERS:  # one wrapper per function: its names in all namespaces stay one object
                 _WRAPPERS[value] = Overridable(value)
             _rebind(module, name, _WRAPPERS[value])
+
+
+def _tensor_wrapper(value, name):
+    return _overridable_getter(value) if isinstance(value, property) else _method(value, name)
+
+
+def rebase(owner, name, patched, original, inherited=False):
+    """Where :func:`enable` wrapped ``owner.name`` while it held ``patched`` (a compiled call's
+    recording patches Tensor's methods, and a mode entered inside the call enables the wrappers),
+    makes the wrapper wrap ``original`` (what the patch replaced; ``inherited``: from a base class),
+    and :func:`disable` put that back; returns whether it did (called as the recording ends)."""
+    for k, (o, n, held) in enumerate(_REBOUND):
+        if o is owner and n == name and held is patched:
+            _REBOUND[k] = (o, n, _MISSING if inherited else original)
+            setattr(owner, name, _tensor_wrapper(original, name) if owner is _TENSOR[0]
+                    else _WRAPPERS.setdefault(original, Overridable(original)))
+            GENERATION[0] += 1
+            return True
+    return False
 
 
 def _rebind(owner, name, value):

@@ -168,3 +168,14 @@ def test_mode_entered_inside_logs_every_call():
     # ember's replays skipped the appends (the list was no global nor closure of ``h``); now a
     # side effect, so the call runs eagerly (torch 2.13: a graph break there, 2 frames per call)
     assert _inner_log_run(ember) == _inner_log_run(torch)
+
+
+def test_mode_entered_in_a_recording_leaves_tensors_methods_as_before():
+    # the mode enables the wrappers while the recording has patched Tensor's methods: they wrapped
+    # the patched ones and kept them after the recording and after disable() (each later replay
+    # registered a parameter's hook twice, a later .tolist() broke graphs)
+    from ember import _tensor_subclass
+    before = {n: vars(ember.Tensor).get(n) for n in ("register_hook", "tolist", "requires_grad", "grad")}
+    _inner_log_run(ember)
+    _tensor_subclass.disable()
+    assert {n: vars(ember.Tensor).get(n) for n in before} == before
