@@ -126,7 +126,7 @@ def breaking_io(graph_break):
             this.run[-1][_REQUESTED] = requested
             this.globals[-1].extend(seen)
         sys.setprofile(_io_hook if this.run else None)  # (the outer's back, were an op's exit skipped)
-        GLOBALS_SEEN[:] = [(names, name) for _, names, name in seen]
+        GLOBALS_SEEN[:] = [(names, name) for _, names, name in seen if type(names) is not _Cells]
         return names_read(run, written)
     return restore
 
@@ -321,6 +321,10 @@ _COMPUTED = "computed"  # (a run's key: its user code called a reader by compute
 _REQUESTED = "requested"  # (a run's key: the names its user code's getattr/hasattr calls asked for)
 
 
+class _Cells(dict):
+    """A user frame's closure cells' values as first called (``_io_hook``): a snapshot, no place for ``plain_ints``."""
+
+
 _PURE_OS = {"fspath", "fsencode", "fsdecode", "getpid", "cpu_count", "get_terminal_size"}
 
 
@@ -334,7 +338,7 @@ def _io_hook(frame, event, fn):
                 run[_COMPUTED] = True
             if run[frame.f_code]:  # (its globals', and closure cells', contents: ``calls.append(f)`` in a mode)
                 code, module, before = frame.f_code, frame.f_globals, this.before[-1]
-                cells = {name: frame.f_locals.get(name) for name in code.co_freevars}
+                cells = _Cells((name, frame.f_locals.get(name)) for name in code.co_freevars)
                 for names, name in [*((module, n) for n in _global_names(code)), *((cells, n) for n in cells)]:
                     key = f"global {name!r} of {module.get('__name__')}" if names is module else \
                         f"closure variable {name!r} of {code.co_qualname}"
