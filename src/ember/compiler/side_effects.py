@@ -126,7 +126,8 @@ def breaking_io(graph_break):
             this.run[-1][_REQUESTED] = requested
             this.globals[-1].extend(seen)
         sys.setprofile(_io_hook if this.run else None)  # (the outer's back, were an op's exit skipped)
-        GLOBALS_SEEN[:] = [(names, name) for _, names, name in seen if type(names) is not _Cells]
+        # (a closure cell's value seen is a snapshot: no place plain_ints puts a number back)
+        GLOBALS_SEEN[:] = [(names, name) for key, names, name in seen if key.startswith("global ")]
         return names_read(run, written)
     return restore
 
@@ -321,10 +322,6 @@ _COMPUTED = "computed"  # (a run's key: its user code called a reader by compute
 _REQUESTED = "requested"  # (a run's key: the names its user code's getattr/hasattr calls asked for)
 
 
-class _Cells(dict):
-    """A user frame's closure cells' values as first called (``_io_hook``): a snapshot, no place for ``plain_ints``."""
-
-
 _PURE_OS = {"fspath", "fsencode", "fsdecode", "getpid", "cpu_count", "get_terminal_size"}
 
 
@@ -338,7 +335,8 @@ def _io_hook(frame, event, fn):
                 run[_COMPUTED] = True
             if run[frame.f_code]:  # (its globals', and closure cells', contents: ``calls.append(f)`` in a mode)
                 code, module, before = frame.f_code, frame.f_globals, this.before[-1]
-                cells = _Cells((name, frame.f_locals.get(name)) for name in code.co_freevars)
+                own = _own_module(frame) not in sys.stdlib_module_names  # (a stdlib Barrier's lambda's cells: not)
+                cells = {n: frame.f_locals.get(n) for n in code.co_freevars if own}
                 for names, name in [*((module, n) for n in _global_names(code)), *((cells, n) for n in cells)]:
                     key = f"global {name!r} of {module.get('__name__')}" if names is module else \
                         f"closure variable {name!r} of {code.co_qualname}"
