@@ -244,8 +244,9 @@ def test_a_compiled_training_step_on_a_subclass_as_torch():
 
 
 def _eager_overrides(lib, compiled=False):
-    """A subclass with its own ``__torch_function__`` and a mode on at the call: ember runs these
-    calls eagerly (no frame), with eager's log and results."""
+    """A subclass with its own ``__torch_function__`` and a mode on at the call, both logging:
+    the log is a Python side effect, so ember runs these calls eagerly (no frame), with eager's
+    log and results (``compiler/test_subclass_modes_30.py``: ones without are traced)."""
     Logging, log = _logging(lib)
     counter = _counter(ember)
     f = lambda a, b: (a + b).relu() * 2  # noqa: E731

@@ -33,7 +33,7 @@ __all__ = ["TensorSubclassing", "Overridable", "enable", "enabled", "disable", "
            "handle_torch_function", "is_tensor_like", "get_default_nowrap_functions", "is_torch_function_enabled",
            "push_mode", "pop_mode", "mode_stack", "is_torch_function_mode_enabled", "tensor_attributes",
            "wrap_namespace", "public_name", "NOT_WRAPPED", "PUBLIC_PATHS", "GENERATION",
-           "converts_results", "custom_torch_function",
+           "converts_results", "custom_torch_function", "torch_function_state", "OwnReads",
            "overloaded_args"]
 
 _NAMESPACES = ("ember", "ember.nn.functional", "ember.special", "ember.linalg", "ember.fft")
@@ -83,6 +83,7 @@ class _State(threading.local):
         self.disabled = 0
         self.all_disabled = 0
         self.modes = []
+        self.callers = []  # the depths outside each ember's own read (:class:`OwnReads`)
 
 
 _STATE = _State()
@@ -128,6 +129,20 @@ class DisableTorchFunction(DisableTorchFunctionSubclass):
     def __exit__(self, *exc):
         _STATE.all_disabled -= 1
         super().__exit__(*exc)
+
+
+class OwnReads(DisableTorchFunction):
+    """``DisableTorchFunction`` for ember's own reads of a call's tensors (a compiled call's
+    guards read ``t.requires_grad``: no call a mode or subclass should see), inside which
+    :func:`torch_function_state` still tells the caller's state."""
+
+    def __enter__(self):
+        _STATE.callers.append((_STATE.disabled, _STATE.all_disabled))
+        return super().__enter__()
+
+    def __exit__(self, *exc):
+        super().__exit__(*exc)
+        _STATE.callers.pop()
 
 
 def push_mode(mode):
@@ -213,11 +228,24 @@ def converts_results(cls):
 
 
 def custom_torch_function(relevant_args):
-    """Whether a call with ``relevant_args`` would be handed to a ``__torch_function__`` other than
-    the default (:func:`converts_results`): a mode's, a subclass's own or a tensor-like type's."""
-    if is_torch_function_mode_enabled():
-        return True
-    return not _STATE.disabled and any(not converts_results(type(a)) for a in overloaded_args(tuple(relevant_args)))
+    """Whether a call with ``relevant_args`` would be handed to a tensor-like type's
+    ``__torch_function__`` (an overriding argument that is no Tensor: a compiled function runs
+    such a call eagerly; a Tensor subclass's own and a mode's are traced, see ``ember.compile``)."""
+    return not _STATE.disabled and any(not isinstance(a, _TENSOR[0]) for a in overloaded_args(tuple(relevant_args)))
+
+
+def torch_function_state():
+    """What a call's ops depend on of this thread's ``__torch_function__`` state: the types of its
+    ``TorchFunctionMode`` objects, outermost first, and whether ``DisableTorchFunctionSubclass`` or
+    ``DisableTorchFunction`` is on (torch's dynamo guards the mode stack's types, so a call under
+    another mode, or none, is another graph; another object of the same mode class is not)."""
+    state = _STATE
+    if not (_ANY_MODE or state.disabled):  # (one look at this thread's state: a compiled call's guards read this)
+        return ()
+    disabled, all_disabled = state.callers[-1] if state.callers else (state.disabled, state.all_disabled)
+    if not (state.modes or disabled):
+        return ()
+    return tuple(map(type, state.modes)), bool(disabled), bool(all_disabled)
 
 
 def is_tensor_like(inp):
@@ -387,7 +415,7 @@ def enable():
             wrap_namespace(sys.modules[name])
     tensor = _TENSOR[0]
     for name, value in tensor_attributes():
-        _rebind(tensor, name, _overridable_getter(value) if isinstance(value, property) else _method(value, name))
+        _rebind(tensor, name, _tensor_wrapper(value, name))
     for operator, method in _OPERATOR_METHODS.items():
         if hasattr(vars(tensor).get(operator), "public") and hasattr(vars(tensor).get(method), "public"):
             vars(tensor)[operator].public = vars(tensor)[method]
@@ -417,6 +445,25 @@ def wrap_namespace(module):
             if value not in _WRAPPERS:  # one wrapper per function: its names in all namespaces stay one object
                 _WRAPPERS[value] = Overridable(value)
             _rebind(module, name, _WRAPPERS[value])
+
+
+def _tensor_wrapper(value, name):
+    return _overridable_getter(value) if isinstance(value, property) else _method(value, name)
+
+
+def rebase(owner, name, patched, original, inherited=False):
+    """Where :func:`enable` wrapped ``owner.name`` while it held ``patched`` (a compiled call's
+    recording patches Tensor's methods, and a mode entered inside the call enables the wrappers),
+    makes the wrapper wrap ``original`` (what the patch replaced; ``inherited``: from a base class),
+    and :func:`disable` put that back; returns whether it did (called as the recording ends)."""
+    for k, (o, n, held) in enumerate(_REBOUND):
+        if o is owner and n == name and held is patched:
+            _REBOUND[k] = (o, n, _MISSING if inherited else original)
+            setattr(owner, name, _tensor_wrapper(original, name) if owner is _TENSOR[0]
+                    else _WRAPPERS.setdefault(original, Overridable(original)))
+            GENERATION[0] += 1
+            return True
+    return False
 
 
 def _rebind(owner, name, value):

@@ -5,6 +5,7 @@ returned (``ReturnedFloat``); and two threads recording int arguments at once (t
 notes, each thread's own). Graphs are counted against torch's CompileCounter, call by call;
 values (and gradients) against torch's and ember's eager."""
 import collections
+import functools
 import math
 import threading
 
@@ -121,9 +122,11 @@ def _step():
 
 
 def _once(*steps):
-    """The steps, run by the first call only (a recording may run the function again)."""
-    left = [steps]
-    return lambda: [step() for step in left.pop()] if left else None
+    """The steps, run by the first call only (a recording may run the function again). (An
+    iterator, bound methods: a list popped, an Event set, in a closure cell of user code the call
+    runs are side effects its recording sees: the call would run eagerly.)"""
+    left = iter([steps])
+    return lambda: [step() for step in next(left, ())]
 
 
 def _thread_a(x, k):
@@ -157,7 +160,8 @@ def test_two_threads_tracing_int_arguments_at_once():
     ember.compiler.reset()
     barrier, done, out = threading.Barrier(2, timeout=10), threading.Event(), [None, None]
     threads = [threading.Thread(target=_calls, daemon=True, args=(
-                   _thread_a, lambda k: (ember.arange(3.0), k), _once(barrier.wait, lambda: done.wait(10)), out, 0)),
+                   _thread_a, lambda k: (ember.arange(3.0), k), _once(barrier.wait, functools.partial(done.wait, 10)),
+                   out, 0)),
                threading.Thread(target=_calls, daemon=True, args=(
                    _thread_b, lambda k: (ember.arange(3.0), ember.ones(3), k), _once(barrier.wait), out, 1, done))]
     for t in threads:

@@ -8,9 +8,10 @@ Tensor"), so the statement reading it runs eagerly.
 """
 from .._backend.sparse import SparseCOO
 from .._tensor import Tensor
-from .._tensor_subclass import custom_torch_function, enabled as _overrides_on
+from .._tensor_subclass import (OwnReads, converts_results, custom_torch_function, enabled as _overrides_on,
+                                is_torch_function_mode_enabled, overloaded_args)
 
-__all__ = ["VALUE_METHODS", "SPARSE", "GRAPH_BREAK", "sparse_argument"]
+__all__ = ["VALUE_METHODS", "SPARSE", "GRAPH_BREAK", "sparse_argument", "eager_argument", "unobserved"]
 
 SPARSE = ("Attempted to wrap sparse Tensor: torch.compile does not support sparse Tensors "
           "(ember's graphs hold dense tensors; the code reading it runs eagerly)")
@@ -42,10 +43,28 @@ def sparse_argument(args, kwargs):
     return False
 
 
-def eager_argument(args, kwargs):
-    """Whether the call runs eagerly: a sparse tensor argument (:func:`sparse_argument`), an
-    argument whose type has its own ``__torch_function__`` (a logging subclass, a tensor-like
-    type: torch's dynamo traces it again at every call) or a ``TorchFunctionMode`` on. A subclass
-    with the default ``__torch_function__`` is captured: its class is guarded and the graph's
-    results are converted as eager's (:mod:`.structure`)."""
-    return sparse_argument(args, kwargs) or _overrides_on() and custom_torch_function((*args, *kwargs.values()))
+def eager_argument(args, kwargs, fullgraph=False):
+    """Whether the call runs eagerly: a sparse tensor argument (:func:`sparse_argument`) or a
+    tensor-like argument that is no Tensor (its ``__torch_function__`` may return anything). A
+    Tensor subclass, with the default ``__torch_function__`` or its own, and a call under a
+    ``TorchFunctionMode`` are captured as torch's dynamo traces them: the recording runs their
+    ``__torch_function__``, the inputs' classes and the mode stack's types are guarded
+    (:func:`~.guards.snapshot`), results are made the recorded classes again (:mod:`.structure`),
+    and what the override changes in Python is a side effect (:mod:`.side_effects`). Under
+    ``fullgraph=True`` those run eagerly as before, since such a side effect (a logging mode's
+    append, which torch's dynamo replays after its graph) would raise."""
+    if not _overrides_on():
+        return sparse_argument(args, kwargs)
+    values = (*args, *kwargs.values())
+    return sparse_argument(args, kwargs) or custom_torch_function(values) or fullgraph and (
+        is_torch_function_mode_enabled() or not all(map(converts_results, map(type, overloaded_args(values)))))
+
+
+def unobserved(fn, *args):
+    """``fn(*args)`` with ``__torch_function__`` overrides and modes off while they are on: the
+    compiler's own reads of the tensors (``t.requires_grad`` in the guards, ``t.grad_fn``) are no
+    calls a logging mode or subclass should see (torch's dynamo reads them in C)."""
+    if not _overrides_on():
+        return fn(*args)
+    with OwnReads():  # (the guards' torch_function_state still reads the caller's)
+        return fn(*args)

@@ -37,7 +37,7 @@ from .._ops.core import CopySlices
 from .._ops.shape import Clone, Detach, Expand
 from .._ops import core as _core
 from .._tensor import Tensor
-from .breaks import SPARSE
+from .breaks import SPARSE, unobserved
 from .exc import Unsupported
 from ..autograd.grad_mode import STATE
 from .aot import (EARLIER, RETAINED, backward_starts, enables_grad, freed_positions, into_earlier, record_joint, released,
@@ -490,7 +490,7 @@ def capture(fn, args, kwargs, world, fullgraph=False, joint=True):
     state it may read and update). ``joint=False`` records no backward for outputs that
     require grad (``make_fx``, ``export``)."""
     tracer = Tracer(known_arrays(world, args, kwargs), fullgraph)
-    tracer.world, tracer.free, tracer.history = world, {id(t._data): t for t in world.free}, history_nodes(world)
+    tracer.world, tracer.free, tracer.history = world, {id(t._data): t for t in world.free}, unobserved(history_nodes, world)
     tracer.keep += [a for a in world_arrays(world)]
     for array in tracer.keep:
         tracer.hold(array)
@@ -522,7 +522,7 @@ def capture(fn, args, kwargs, world, fullgraph=False, joint=True):
         if changed is not None:  # a replay runs the graph only: the side effect would be lost
             tracer.graph_break(f"a Python side effect: {changed} changed during the call (a replay would "
                                f"not repeat it, so the function runs eagerly)")
-        if (why := unreplayable(result, world)) is not None:
+        if (why := unobserved(unreplayable, result, world)) is not None:
             tracer.graph_break(why)
         # non-branching control flow: gradients by replaying it with autograd; branching: backward recorded (hop)
         if not tracer.breaks and (STATE.enabled or enables_grad(tracer.graph)) and joint \

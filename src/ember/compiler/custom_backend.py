@@ -16,7 +16,7 @@ ints; one with control flow is handed as the captured graph (a
 from .._creation import zeros
 from ..fx import backend_graph as _backend_graph, graph_module as _graph_module  # (the modules: fx imports
 # the compiler)
-from .breaks import GRAPH_BREAK, VALUE_METHODS
+from .breaks import GRAPH_BREAK, VALUE_METHODS, unobserved
 from .dynamic_ints import State
 from .patches import LOG, PRINT, WARN, WRITE, quiet_output
 from .structure import _SLOT
@@ -88,7 +88,7 @@ def state_before(backend, world):
     """What :func:`first_run` sets back before the callable runs (a :class:`~.dynamic_ints.State`
     of ``world``: the tensors the call may write, the random stream); None where ``backend`` is
     a name (the first call keeps the recording's results)."""
-    return State(world) if is_custom(backend) else None
+    return unobserved(State, world) if is_custom(backend) else None
 
 
 def _grads_kept(before, cap):

@@ -33,6 +33,7 @@ import math
 import numpy as np
 
 from .._tensor import Tensor
+from .breaks import unobserved
 from .capture import capture, skeleton, unflatten
 from .graph import Node, Subgraph
 from .guards import World
@@ -110,7 +111,7 @@ def capture_dynamic(fn, args, kwargs, world, fullgraph, dims, ranges, names, log
     Raises:
         RuntimeError: a derived dimension that is not its expression at this call.
     """
-    before = _State(world) if dims else None  # each probe starts from the world the call saw
+    before = unobserved(_State, world) if dims else None  # each probe starts from the world the call saw
     dims = dict(dims)  # (the caller's stays whole: the specialised ints are popped from this one)
     uses = {k: Uses() for i, k in dims if i == ARG}  # what Python did with each int argument
     try:
@@ -134,14 +135,14 @@ def capture_dynamic(fn, args, kwargs, world, fullgraph, dims, ranges, names, log
         name, seen.branch = dims[(ARG, k)].args[0], _outcomes(seen.compared)
         ranges[name] = compared_range(seen.compared, ranges.get(name, (-math.inf, None)), ranges.conds)
     minmax_sides(cap, {e.args[0]: scalars[k] for (i, k), e in dims.items() if i == ARG}, ranges,  # (x[:k]: 0 <= k <= n)
-                 {(id(world.inputs[i]), d): (world.inputs[i].shape[d], e.args[0]) for (i, d), e in dims.items()
+                 {(id(world.inputs[i]), d): (world.inputs[i]._data.shape[d], e.args[0]) for (i, d), e in dims.items()
                   if i != ARG and e.op == "sym"})
     # (``k == 3`` True: a graph for 3 alone, but the int is no constant: another value is a symbol again)
     cap.pinned = {k for k, seen in uses.items() if any(c.op == "==" and free_symbols(c) == [dims[(ARG, k)].args[0]]
                                                        for c in ranges.conds)}
     if cap.breaks or not dims or not world.held_same():  # (a module's list appended to: probes would too)
         return result, cap, None, None
-    after, inputs = _State(world), world.inputs
+    after, inputs = unobserved(_State, world), world.inputs
 
     def probe(point):
         before.restore()

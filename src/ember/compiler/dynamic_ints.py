@@ -15,6 +15,7 @@ from ..nn.modules.module import Module
 from ..optim.optimizer import Optimizer
 from .capture import capture
 from .graph import instances_in
+from .breaks import unobserved
 from .contents import LARGE
 from .group_writes import watched_groups
 from .float_constants import SWAPPED, restore_codes, swap_codes
@@ -547,7 +548,7 @@ def float_capture(run, args, kwargs, world, positions, fn=None, reads=()):
     uses = {k: Uses() for k in positions}
     for seen in uses.values():
         seen.floats = True
-    before, arguments, names = State(world), list(args) + list(kwargs.values()), list(kwargs)
+    before, arguments, names = unobserved(State, world), list(args) + list(kwargs.values()), list(kwargs)
     for k in positions:
         if k < len(arguments):
             arguments[k] = TracedFloat(arguments[k], (uses[k],), ("argument", k))

@@ -34,7 +34,7 @@ from .dynamic import capture_dynamic, marks as _marks, verify
 from .dynamic_ints import ARG, float_capture, int_symbols, static_ints, traced_again
 from .read_floats import Reads, lifted_capture, read_values
 from .traced_floats import fill_floats, has_returned_floats, float_guards, float_inputs, float_positions, returned_floats
-from .breaks import SPARSE, eager_argument as _eager_argument, sparse_argument as _sparse_argument
+from .breaks import SPARSE, eager_argument as _eager_argument, sparse_argument as _sparse_argument, unobserved
 from .exc import FailOnRecompileLimitHit, Unsupported
 from ..fx.experimental import dynamic_spec as _dynamic_spec  # imports this package back: read late
 from .guards import World, bind, first_difference, holds, read_groups, snapshot, with_patterns
@@ -157,9 +157,13 @@ class _Entry:
         """Runs a call whose guards hold; ``inputs``: its tensors (``World.inputs``)."""
         if self.uncut:
             return fn(*args, **kwargs)
-        reads = read_values(self.reads, fn, args, kwargs) if self.reads else ()
+        reads = unobserved(read_values, self.reads, fn, args, kwargs) if self.reads else ()
         if reads is None:  # (a path of its reads missing in this call: eagerly)
             return fn(*args, **kwargs)
+        # (the graph holds what overrides and modes did in the recording: its replay hands them nothing)
+        return unobserved(self._replay, inputs, args, kwargs, sizes, reads)
+
+    def _replay(self, inputs, args, kwargs, sizes, reads):
         self.cap.require_grads(inputs)  # (``x.requires_grad_()`` before the call read x)
         tensors = self.fixed.copy()
         for i, f in self.varying:
@@ -245,7 +249,8 @@ class _CompiledFunction:
 
     def __call__(self, *args, **kwargs):
         fn, (args, kwargs) = self._fn, self._binder.bound(args, kwargs)
-        if _stance[0] == "force_eager" or _core.OBSERVERS and is_compiling() or _eager_argument(args, kwargs):
+        if _stance[0] == "force_eager" or _core.OBSERVERS and is_compiling() or \
+                _eager_argument(args, kwargs, self._fullgraph):
             if self._fullgraph and _stance[0] != "force_eager" and _sparse_argument(args, kwargs):
                 raise Unsupported(f"graph break (fullgraph=True): {SPARSE}")  # (torch's dynamo: the same)
             return fn(*args, **kwargs)
@@ -254,10 +259,11 @@ class _CompiledFunction:
         if self._split is not None:  # the pieces guard, capture and replay themselves
             return self._split(*args, **kwargs)
         recheck = self._recheck
-        if recheck is not None and not kwargs and recheck.holds(args):
+        if recheck is not None and not kwargs and unobserved(recheck.holds, args):
             recheck.held = True
             return self._last[1](recheck.inputs(args), fn, args, kwargs)  # a training loop: the last call's world again
-        if (other := self._other) is not None and not kwargs and other[0].holds(args):  # two graphs in turn: train, eval
+        # two graphs in turn (train, eval): the other graph's recheck
+        if (other := self._other) is not None and not kwargs and unobserved(other[0].holds, args):
             self._other, (self._recheck, self._last) = recheck and (recheck, self._last), other
             self._recheck_for, other[0].held = self._last, True
             return self._last[1](other[0].inputs(args), fn, args, kwargs)
@@ -265,7 +271,7 @@ class _CompiledFunction:
         world = self._world = World(fn, args, kwargs, self._world, held)
         declared = None if self._spec is None else self._spec.bind(self._signature_of, args, kwargs, world.inputs)
         try:
-            facts = snapshot(world, args, kwargs)
+            facts = unobserved(snapshot, world, args, kwargs)
         except ValueError:  # a lazy module's parameters (no shape yet): made by an eager call, as torch's
             if not any(map(is_lazy, world.params)):
                 raise
@@ -309,7 +315,7 @@ class _CompiledFunction:
         reason = first_difference(last.facts, facts, last.ranges) if last else None
         if reason is not None:  # walk the modules afresh: the structure may have changed
             world = self._world = World(fn, args, kwargs, held=held)
-            facts = snapshot(world, args, kwargs)
+            facts = unobserved(snapshot, world, args, kwargs)
         moved, alike = rebind.find(self._cache, world, facts)
         limit = self._recompile_limit or config.recompile_limit
         if moved is not None:  # a graph of its code captured for other objects, run on these
@@ -339,7 +345,7 @@ class _CompiledFunction:
             # this call runs eagerly, unrecorded, and the next one captures
             self._waited = True
             return fn(*args, **kwargs)
-        dims, ranges, floats, separate = self._dynamic_dims(world, facts, declared)
+        dims, ranges, floats, separate = unobserved(self._dynamic_dims, world, facts, declared)
         ints = any(k[0] == ARG for k in dims)  # (``lr * (it + 1)``: the float arguments beside traced ints traced too)
         if ints:
             floats = sorted({*floats, *(k for k, a in enumerate(world.arguments) if type(a) is float and k not in self._static_ints)})

@@ -1,20 +1,19 @@
 """Guards: what a captured graph assumed about the world, checked before each replay.
 
 A graph is valid while the same things hold as when it was recorded: the inputs' shapes, dtypes and
-``requires_grad``; grad mode; the autocast dtype; each reachable module's train/eval flag; which parameter
-objects the modules and optimizers hold (with their shapes and dtypes); which of them have a ``.grad``;
-each optimizer's hyperparameters and state; which tensors the globals, closure cells and argument objects
-it reads hold, with their shapes, and which functions (rebinding ``W = ...`` or ``helper = ...``
-recompiles, as torch's guards); the memory layouts of all those tensors (:mod:`.layouts`).
-:func:`snapshot` lists these as ``(name, value)`` pairs; two snapshots are compared pair by pair, so a failed guard is named.
-The objects looked at are found from the function itself: its arguments, ``self`` of a bound
-method, a ``functools.partial``'s arguments, a callable object's attributes, its closure and the
-globals its code names, and those of the user functions found there: the ones it calls, the
-``forward`` of the modules it reaches and their hooks (torch's guards follow the same sources,
-through the functions dynamo inlines). Containers are compared item by item, with the containers
-in them (:func:`~.contents.flat`); one too large to compare on every call makes the function run eagerly.
-Inputs that overlap in memory without being one array (views of one tensor) are a guard too
-(:func:`~.contents.sharing`).
+``requires_grad``; grad mode; the autocast dtype; each reachable module's train/eval flag; which parameter objects
+the modules and optimizers hold (with their shapes and dtypes); which of them have a ``.grad``; each optimizer's
+hyperparameters and state; which tensors the globals, closure cells and argument objects it reads hold, with their
+shapes, and which functions (rebinding ``W = ...`` or ``helper = ...`` recompiles, as torch's guards); the memory
+layouts of all those tensors (:mod:`.layouts`). :func:`snapshot` lists these as ``(name, value)`` pairs; two
+snapshots are compared pair by pair, so a failed guard is named. The objects looked at are found from the function
+itself: its arguments, ``self`` of a bound method, a ``functools.partial``'s arguments, a callable object's
+attributes, its closure and the globals its code names, and those of the user functions found there: the ones it
+calls, the ``forward`` of the modules it reaches and their hooks (torch's guards follow the same sources, through
+the functions dynamo inlines). Containers are compared item by item, with the containers in them
+(:func:`~.contents.flat`); one too large to compare on every call makes the function run eagerly. Inputs that
+overlap in memory without being one array (views of one tensor) are a guard too (:func:`~.contents.sharing`), as
+are the types of the ``TorchFunctionMode`` objects on (:func:`~.._tensor_subclass.torch_function_state`).
 """
 import functools
 import inspect
@@ -23,6 +22,7 @@ from collections import deque
 
 from .._dtype import get_default_dtype
 from .._tensor import Tensor
+from .._tensor_subclass import torch_function_state
 from ..amp import autocast_mode as _autocast
 from ..autograd.grad_mode import STATE
 from ..nn.modules import module as _module
@@ -41,7 +41,6 @@ from .symbolic import Expr, evaluate, free_symbols
 
 __all__ = ["World", "snapshot", "holds", "bind", "first_difference", "with_patterns", "object_tensors",
            "optimizer_facts", "constants", "code_ids", "reads_hold", "hook_ids"]
-
 
 class World:
     """The modules, optimizers, parameters and input tensors a call can touch.
@@ -399,7 +398,8 @@ def snapshot(world, args, kwargs):
     """The guarded facts as ``(name, value)`` pairs, in a fixed order for a given world."""
     params = world.params
     facts = [("grad_mode", STATE.enabled), ("default dtype", get_default_dtype()),
-             ("autocast dtype (none: autocast off)", _autocast.AUTOCAST.dtype)]
+             ("autocast dtype (none: autocast off)", _autocast.AUTOCAST.dtype),
+             ("TorchFunctionMode stack (types) and DisableTorchFunction[Subclass]", torch_function_state())]
     # (a Tensor subclass's class too: its graph returns its class's tensors, a plain one's plain ones)
     facts += [(_input_name(i), (t._data.shape, t.dtype, t.requires_grad) if type(t) is Tensor else
                (t._data.shape, t.dtype, t.requires_grad, type(t))) for i, t in enumerate(world.inputs)]

@@ -11,6 +11,8 @@ import sys
 import threading
 import warnings
 
+from .._tensor_subclass import rebase
+
 __all__ = ["patch", "unpatch", "breaking_print", "from_user", "quiet_output", "io_reason", "LIBRARIES", "PRINT",
            "WRITE", "WARN", "LOG", "PerThread"]
 
@@ -52,6 +54,8 @@ def unpatch(saved, module):
                     setattr(module, name, held[0])
                 else:
                     delattr(module, name)
+            elif held[1] == 0:  # (a mode entered in the call wrapped the patched one: the original now)
+                rebase(module, name, held[2], held[0], not held[3])
 
 
 # thread id -> the ``graph_break`` of each recording running on it, the innermost last

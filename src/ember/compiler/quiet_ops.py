@@ -17,6 +17,7 @@ import sys
 import threading
 
 from .._ops.core import Observer, Op
+from .._tensor_subclass import OwnReads
 from ..autograd.graph import AccumulateGrad, OpNode
 
 __all__ = ["QuietOps", "unwatched"]
@@ -72,11 +73,13 @@ class QuietOps(Observer):
 def unwatched(hook, fn, *args):
     """``fn(*args)`` with the profile function ``hook`` off, where it is the one on: ember's own
     checks of a recorded call (:func:`.side_effects.python_state` after it: 3.7 -> 1.3 ms of
-    the tiny GPT step's recording)."""
-    if sys.getprofile() is not hook:
-        return fn(*args)
-    sys.setprofile(None)
-    try:
-        return fn(*args)
-    finally:
-        sys.setprofile(hook)
+    the tiny GPT step's recording), and with ``__torch_function__`` overrides and modes off (its
+    reads of ``t.requires_grad`` are no calls a logging mode or subclass should see)."""
+    with OwnReads():
+        if sys.getprofile() is not hook:
+            return fn(*args)
+        sys.setprofile(None)
+        try:
+            return fn(*args)
+        finally:
+            sys.setprofile(hook)

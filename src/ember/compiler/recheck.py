@@ -22,10 +22,12 @@ import numpy as np
 
 from .._dtype import get_default_dtype
 from .._tensor import Tensor
+from .._tensor_subclass import torch_function_state
 from ..amp import autocast_mode as _autocast
 from ..autograd import graph as _graph
 from ..autograd.grad_mode import STATE
 from ..nn.modules import module as _module
+from .breaks import unobserved
 from .contents import members, owner, same, scalar_key, sharing
 from .guards import code_ids, constants, object_tensors, optimizer_facts
 
@@ -78,7 +80,7 @@ class Recheck:
         self.keys = None if at is None else [scalar_key(a) for a in args if type(a) is not Tensor]
         args = self.inputs(args)
         self.grad_mode, self.dtype, self.hooks = STATE.enabled, get_default_dtype(), _graph.HOOKS_VERSION[0]
-        self.autocast = _autocast.AUTOCAST.dtype
+        self.autocast, self.modes = _autocast.AUTOCAST.dtype, torch_function_state()
         _, self.scalars, self.functions, _, self.objects, self.containers = world.kinds
         self.held_objects = object_tensors(self.objects)
         self.tensors = world.free + world.params
@@ -165,7 +167,7 @@ class Recheck:
         if (len(args) != self.n_args or STATE.enabled != self.grad_mode or get_default_dtype() is not self.dtype
                 or _module.STATE_VERSION[0] != world.version and not self._trained_back()
                 or _graph.HOOKS_VERSION[0] != self.hooks
-                or _autocast.AUTOCAST.dtype is not self.autocast):
+                or _autocast.AUTOCAST.dtype is not self.autocast or torch_function_state() != self.modes):
             return False
         if self.at is not None:
             if not self._plain_hold(args):
@@ -220,5 +222,5 @@ def rechecking(compiled, world, args, kwargs):
     elif compiled._missed:
         compiled._missed += 1
     n = compiled._missed
-    compiled._recheck = Recheck.of(world, args, kwargs) if n & (n - 1) == 0 else None
+    compiled._recheck = unobserved(Recheck.of, world, args, kwargs) if n & (n - 1) == 0 else None
     compiled._recheck_for = compiled._last

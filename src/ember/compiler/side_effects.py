@@ -23,6 +23,7 @@ import numpy as np
 
 from .._dispatch_state import OBSERVERS
 from .._tensor import Tensor
+from .._tensor_subclass import mode_stack
 from ..nn.modules import module as _module
 from ..nn.modules.module import Module
 from ..autograd.grad_mode import STATE
@@ -47,11 +48,12 @@ def python_state(world, stamp=False):
     function names and its closure cells (their objects; a list's, dict's, set's or plain
     object's contents one level down), the attributes of every reachable module, the entries of
     the optimizers' groups (:func:`~.group_writes.group_state`; ``stamp``: before the call), the
-    contents of the containers and plain objects passed as arguments, and the positions of
+    contents of the containers and plain objects passed as arguments, what the modes on and the
+    inputs' Tensor subclasses may change (their attributes), and the positions of
     Python's and NumPy's random streams (``random.randint`` in ``forward`` draws anew on every
     call, as under torch.compile), the input and free tensors' ``requires_grad`` (``x.requires_grad_()``:
     a replay would leave it False), the inputs' ``retain_grad()``, grad mode (``set_grad_enabled(False)`` left on); after the call (in a recording), also the globals of the
-    other user code it ran (their contents when first called: :func:`breaking_io`). A
+    other user code it ran and its closure cells (their contents when first called: :func:`breaking_io`). A
     difference before and after a recording is a side effect a replay would skip. Computed with a
     recording's hook off (:func:`.quiet_ops.unwatched`): these reads are ember's, not the call's."""
     return unwatched(_io_hook, _python_state, world, stamp)
@@ -77,12 +79,14 @@ def _python_state(world, stamp):
             state[f"argument object {i} ({type(value).__name__})"] = _contents(value)
     for m in world.all_modules:
         state[f"an attribute of {type(m).__name__} (module {id(m):#x})"] = _contents(m)
+    for i, o in enumerate([*mode_stack(), *dict.fromkeys(type(t) for t in world.inputs if type(t) is not Tensor)]):
+        state[f"the TorchFunctionMode or Tensor subclass {getattr(o, '__name__', type(o).__name__)} ({i})"] = _contents(o)
     state.update(group_state(world.optimizers, stamp))
     state[REQUIRES_GRAD] = [t.requires_grad for t in (*world.inputs, *world.free)]
     state["an input's retain_grad()"] = [bool(t._retains_grad) for t in world.inputs]  # (a replay would not retain it)
     state["grad mode (set_grad_enabled)"] = STATE.enabled
     this = _THIS
-    if this.globals:  # after a recording's call: the globals of the user code it ran (see breaking_io)
+    if this.globals:  # after a recording's call: the globals and closure cells of the user code it ran (breaking_io)
         state.update((key, _contents(names[name]) if name in names else None) for key, names, name in this.globals[-1])
     this.last_state = state
     return state
@@ -122,7 +126,8 @@ def breaking_io(graph_break):
             this.run[-1][_REQUESTED] = requested
             this.globals[-1].extend(seen)
         sys.setprofile(_io_hook if this.run else None)  # (the outer's back, were an op's exit skipped)
-        GLOBALS_SEEN[:] = [(names, name) for _, names, name in seen]
+        # (a closure cell's value seen is a snapshot: no place plain_ints puts a number back)
+        GLOBALS_SEEN[:] = [(names, name) for key, names, name in seen if key.startswith("global ")]
         return names_read(run, written)
     return restore
 
@@ -328,10 +333,13 @@ def _io_hook(frame, event, fn):
             run[frame.f_code] = _whose(frame, run)
             if run[frame.f_code] and _computed_reads(frame):
                 run[_COMPUTED] = True
-            if run[frame.f_code]:
-                names, before = frame.f_globals, this.before[-1]
-                for name in _global_names(frame.f_code):
-                    key = f"global {name!r} of {names.get('__name__')}"
+            if run[frame.f_code]:  # (its globals', and closure cells', contents: ``calls.append(f)`` in a mode)
+                code, module, before = frame.f_code, frame.f_globals, this.before[-1]
+                own = _own_module(frame) not in sys.stdlib_module_names  # (a stdlib Barrier's lambda's cells: not)
+                cells = {n: frame.f_locals.get(n) for n in code.co_freevars if own}
+                for names, name in [*((module, n) for n in _global_names(code)), *((cells, n) for n in cells)]:
+                    key = f"global {name!r} of {module.get('__name__')}" if names is module else \
+                        f"closure variable {name!r} of {code.co_qualname}"
                     if name in names and key not in before and _small(names[name]):
                         before[key] = _contents(names[name])
                         this.globals[-1].append((key, names, name))

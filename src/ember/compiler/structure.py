@@ -10,7 +10,7 @@ import numpy as np
 
 from .._ops import core as _core
 from .._tensor import Tensor
-from .._tensor_subclass import converts_results
+from .._tensor_subclass import disabled_torch_function_impl
 from .symbolic import Expr, evaluate
 
 __all__ = ["flatten", "holds_arrays", "skeleton", "same_container", "unflatten", "is_slot", "LoopInt", "frames_below", "user_frame", "EMBER_DIR", "LARGE"]
@@ -45,7 +45,8 @@ _SLOT = _Slot()
 
 class _SubclassSlot(_Slot):
     """Where a returned tensor of a Tensor subclass goes: the replay's tensor, made one of
-    ``cls`` (``as_subclass``, as the default ``__torch_function__`` converts eager's results)."""
+    ``cls`` (``as_subclass``, as the default ``__torch_function__`` converts eager's results; the
+    class the recording's ``__torch_function__`` or mode returned, as torch's dynamo's)."""
 
     def __init__(self, cls):
         self.cls = cls
@@ -134,7 +135,8 @@ def skeleton(value):
     """``value`` with each tensor replaced by a slot: the shape of a return value, holding no
     tensor (so an entry keeps no activations of the call it was recorded from alive)."""
     if isinstance(value, Tensor):
-        return _SLOT if type(value) is Tensor or not converts_results(type(value)) else _SubclassSlot(type(value))
+        plain = type(value) is Tensor or type(value).__torch_function__ is disabled_torch_function_impl  # (a Parameter)
+        return _SLOT if plain else _SubclassSlot(type(value))
     if isinstance(value, LoopInt):
         return _INT_SLOT
     if isinstance(value, (tuple, list)):

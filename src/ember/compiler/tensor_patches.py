@@ -18,6 +18,7 @@ import threading
 from .. import _distributions, _random
 from .._ops import core as _core
 from .._tensor import Tensor
+from .._tensor_subclass import GENERATION
 from .breaks import VALUE_METHODS
 from .input_grads import note_hook, restore_read
 from .patches import from_user, patch, unpatch
@@ -172,6 +173,7 @@ def record_on_this_thread(tracer):
         tracers = _LOCAL.tracers = []
     tracers.append(tracer)
     done = []
+    GENERATION[0] += 1  # (Tensor's methods change: ``overrides.resolve_name`` lists them again)
     try:
         for owner, names, make in _PATCHES:
             done.append((owner, patch(owner, names, make)))
@@ -184,4 +186,5 @@ def record_on_this_thread(tracer):
 def _end(tracers, tracer, done):
     for owner, saved in reversed(done):
         unpatch(saved, owner)
+    GENERATION[0] += 1
     tracers.remove(tracer)
