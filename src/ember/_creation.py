@@ -19,7 +19,7 @@ from ._meta import placed, to_meta
 from ._ops.core import Op, apply
 from ._ops.outs import factory_out
 from ._ops.parser import method_refusal
-from ._ops.refusals import refuse_unsigned
+from ._ops.refusals import check_attribute, refuse_unsigned
 from ._size import sizes_arg
 from ._python_ints import LONG_LONG, check_fits, first_sizes, is_sequence, listed, refuse_first_elements, refuse_ragged, unsigned64
 from ._tensor import Tensor
@@ -348,13 +348,9 @@ def check_narrow(value, dtype):
     bfloat16: finite and beyond the largest (65504.5 is refused, not rounded). ``masked_fill``
     checks so, and ``full`` (``fill_``, ``full_like``, ``new_full``) of any number of elements
     but one (torch gives inf there, 0 or 2 elements raise)."""
-    top = _NARROW_MAX.get(dtype)  # (comparisons: a compiled function's traced float guarded by them)
-    if top is not None and isinstance(value, (builtins.int, builtins.float, np.integer, np.floating)) and (
-            top < value < math.inf or -math.inf < value < -top):
-        _overflow(dtype)
-
-
-_NARROW_MAX = {_dtype.float16: 65504.0, _dtype.bfloat16: 3.3895313892515355e38}
+    if dtype in (_dtype.float16, _dtype.bfloat16) and isinstance(value, (builtins.int, builtins.float, np.integer,
+                                                                          np.floating)):
+        check_attribute(value, dtype)  # (comparisons: a compiled function's traced float guarded by them)
 
 
 def _overflow(dtype):
