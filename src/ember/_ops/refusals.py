@@ -96,7 +96,6 @@ def float_only(input, kernel):
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{SCALAR_TYPE_NAMES[dtype.name]}'")
 
 
-
 # the largest finite value of each floating dtype (the range of an op's float attribute)
 FLOAT_MAX = {"float16": 65504.0, "bfloat16": 3.3895313892515355e38, "float32": 3.4028234663852886e38,
              "float64": 1.7976931348623157e308}

@@ -14,9 +14,8 @@ import inspect
 
 from .. import _creation, _dtype
 from .._ops.clamp import Clamp
-from .._ops.compare import Le, Lt
+from .._ops.compare import Gt, Le, Lt
 from .._ops.nn import Elu
-from .._ops.compare import Gt
 from .._ops.pointwise_binary import Add, Div, Mul, Sub, Where
 from .._ops.pointwise_unary import Exp, Expm1, Log1p, Neg
 from .._ops import refusals, shrink

@@ -198,7 +198,6 @@ def _slots_in(value):
     return []
 
 
-
 def unfollowed_writes(graph):
     """Whether a replay on tensors (:func:`dispatch`) may not follow a write of ``graph`` into a
     placeholder requiring grad, whose readers after it must read the tensor: one value written
