@@ -183,7 +183,7 @@ class _Parameter:
     def accepts(self, value):
         """Whether ``value`` passes this parameter's type check."""
         if self.no_int:
-            return isinstance(value, (tuple, list)) and (not value or _int(value[0]) or _bool_tensor(value[0]))
+            return _int_sequence(value)
         return ((value is None and self.takes_none) or _CHECKS.get(self.type, _anything)(value)
                 or (self.numbers and _CHECKS["Number"](value)))
 
@@ -260,7 +260,7 @@ class _Signature:
         return None
 
     def _varargs(self, args):
-        return self.varargs_ints and args and (_int(args[0]) or _bool_tensor(args[0]))  # (the rest: unpacked)
+        return self.varargs_ints and args and _int_element(args[0])  # (the rest: unpacked)
 
     def _extra_args(self, name, given):
         most = self.max_positional
@@ -428,10 +428,15 @@ def _int(value):
     return isinstance(value, (numbers.Integral, np.integer)) and not isinstance(value, (bool, np.bool_))
 
 
-def _bool_tensor(value):
-    """Whether ``value`` is a bool tensor of no dims: torch's parser takes one in a list of ints
-    (its value decides later: 0 or 1 for dims, a RuntimeError for sizes)."""
-    return isinstance(value, Tensor) and value.ndim == 0 and value.dtype is _dtype.bool
+def _int_element(value):
+    """Whether torch's parser takes ``value`` in a list of ints: an int, or a bool tensor of no
+    dims (its value decides later: 0 or 1 for dims, a RuntimeError for sizes)."""
+    return _int(value) or isinstance(value, Tensor) and value.ndim == 0 and value.dtype is _dtype.bool
+
+
+def _int_sequence(value):
+    """Whether ``value`` is a tuple or list torch's parser reads as ints: it checks the first element."""
+    return isinstance(value, (tuple, list)) and (not value or _int_element(value[0]))
 
 
 def _type_word(x):
@@ -448,7 +453,7 @@ def _anything(value):
 
 
 _ELEMENTS = {  # the element check and torch's message for a wrong element, by sequence type
-    "tuple of ints": (lambda v: _int(v) or _bool_tensor(v), "{name}(): argument '{param}' failed to unpack the object at pos {pos} with error "
+    "tuple of ints": (_int_element, "{name}(): argument '{param}' failed to unpack the object at pos {pos} with error "
                             "\"type must be tuple of ints,but got {type}\""),
     "tuple of Tensors": (lambda v: isinstance(v, Tensor),
                          "expected Tensor as element {at} in argument {index}, but got {type}")}
@@ -459,7 +464,7 @@ _CHECKS = {
     "int": _int,
     "float": lambda v: isinstance(v, numbers.Real) or (isinstance(v, Tensor) and v.ndim == 0),
     "bool": lambda v: isinstance(v, bool),
-    "tuple of ints": lambda v: _int(v) or (isinstance(v, (tuple, list)) and (not v or _int(v[0]) or _bool_tensor(v[0]))),
+    "tuple of ints": lambda v: _int(v) or _int_sequence(v),
     "tuple of Tensors": lambda v: isinstance(v, (tuple, list)),
     "torch.dtype": lambda v: isinstance(v, _dtype.dtype) or any(v is t for t in (float, int, bool, complex)),
     "str": lambda v: isinstance(v, str),
