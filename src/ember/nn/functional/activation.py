@@ -85,6 +85,15 @@ def _check_as_float(input, *values):
             real_if_fits(value, _dtype.float32)
 
 
+def _check_at_float(input, *values):
+    """:func:`check_attribute`'s RuntimeError for a finite attribute beyond float32's range but for
+    a float64 input (converted checked to float: the op computes at float32); plain comparisons,
+    which guard a compiled function's traced float, unlike :func:`_check_as_float`'s."""
+    if input.dtype is not _dtype.float64:
+        for value in values:
+            check_attribute(value, _dtype.float32)
+
+
 def leaky_relu(input, negative_slope=0.01, inplace=False):
     """``input`` where positive, else ``negative_slope * input`` (gradient at 0: the slope).
     Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.leaky_relu.html"""
@@ -163,9 +172,7 @@ def celu(input, alpha=1.0, inplace=False):
     if alpha == 0:
         raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
     input_scale = 1.0 / alpha
-    if input.dtype is not _dtype.float64:  # (converted checked to float: the op computes at float32)
-        check_attribute(alpha, _dtype.float32)
-        check_attribute(input_scale, _dtype.float32)
+    _check_at_float(input, alpha, input_scale)
     return named(unary(Elu, input, inplace, alpha=alpha, input_scale=input_scale), "CeluBackward0")
 
 
@@ -211,9 +218,7 @@ def softplus(input, beta=1.0, threshold=20.0):
     float32's range, but for a float64 input.
     Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.softplus.html"""
     float_only(input, "softplus_cpu")
-    if input.dtype is not _dtype.float64:  # (converted checked to float: the op computes at float32)
-        check_attribute(beta, _dtype.float32)
-        check_attribute(threshold, _dtype.float32)
+    _check_at_float(input, beta, threshold)
     return apply(SoftplusForward, input, beta=beta, threshold=threshold)
 
 
