@@ -324,12 +324,12 @@ _COMPUTING = {"__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__
 
 def _float_noting(name, method):
     def use(self, *args):
-        user = self.uses[0].active and (sys._getframe(1).f_code in AS_USER or _from_user())
-        if self.uses[0].active and not user and (name in _STEERING or name in _COMPUTING and sys._getframe(
-                1).f_code.co_filename.startswith(_EMBER) and not (name == "__float__" and sys._getframe(
-                1).f_code in FILLS_READ)):
+        active, caller = self.uses[0].active, sys._getframe(1).f_code
+        user = active and (caller in AS_USER or _from_user())
+        if active and not user and (name in _STEERING or name in _COMPUTING and caller.co_filename.startswith(_EMBER)
+                                    and not (name == "__float__" and caller in FILLS_READ)):
             for seen in self.uses:
-                seen.append((name, f"{user_frame()} (in ember's {sys._getframe(1).f_code.co_name})"))
+                seen.append((name, f"{user_frame()} (in ember's {caller.co_name})"))
         elif user:
             if name in _TO_INT and (not args or args == (None,)) and all(seen.floats for seen in self.uses):
                 # (``int(lr)``, ``round(lr)``, ``math.floor(lr)``: an int Python computes at each call)
