@@ -42,7 +42,6 @@ from .symbolic import Expr, evaluate, free_symbols
 __all__ = ["World", "snapshot", "holds", "bind", "first_difference", "with_patterns", "object_tensors",
            "optimizer_facts", "constants", "code_ids", "reads_hold", "hook_ids"]
 
-
 class World:
     """The modules, optimizers, parameters and input tensors a call can touch.
 
