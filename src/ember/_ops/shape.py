@@ -89,7 +89,7 @@ def view(input, *shape, size=None, dtype=None, **unknown):
     TypeError in torch's words for what neither of its signatures takes."""
     if len(shape) == 1 and isinstance(shape[0], _dtype.dtype) and size is dtype is None:
         return _view_dtype(input, shape[0])
-    if dtype is not None and isinstance(dtype, _dtype.dtype) and not shape and size is None:
+    if isinstance(dtype, _dtype.dtype) and not shape and size is None:
         return _view_dtype(input, dtype)
     try:
         if dtype is not None or unknown:  # (with sizes: no signature takes both)
