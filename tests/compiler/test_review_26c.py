@@ -12,7 +12,7 @@ from torch._dynamo.testing import CompileCounter
 
 import ember as torch
 from ember._dynamo.utils import counters
-from ember.compiler import traced_ints
+from ember.compiler import traced_math
 
 ORIGINAL = (math.sqrt, math.sin, builtins.min, builtins.max)
 
@@ -60,13 +60,13 @@ def test_put_back_after_exceptions_and_nested_calls():
 
 def test_put_back_when_recordings_end_out_of_order():
     # two threads' recordings: the first to start ends first (patch A, patch B, put back A, put back B)
-    a = traced_ints.patch_minmax()
-    b = traced_ints.patch_minmax()
-    c = traced_ints.patch_math()
-    traced_ints.unpatch_math(a, builtins)
+    a = traced_math.patch_minmax()
+    b = traced_math.patch_minmax()
+    c = traced_math.patch_math()
+    traced_math.unpatch_math(a, builtins)
     assert builtins.min is not ORIGINAL[2]  # (b still records: its min(k, 8) stays traced)
-    traced_ints.unpatch_math(b, builtins)
-    traced_ints.unpatch_math(c)
+    traced_math.unpatch_math(b, builtins)
+    traced_math.unpatch_math(c)
     assert _put_back()
 
 

@@ -1,4 +1,4 @@
-"""``min``/``max`` of int arguments (compiler/traced_ints.py ``patch_minmax``, symbolic.py's
+"""``min``/``max`` of int arguments (compiler/traced_math.py ``patch_minmax``, symbolic.py's
 ``"min"``/``"max"`` expressions) and ``round(lr)``, ``math.floor``/``ceil``/``trunc`` of a float
 argument (traced_ints.py ``FloatInt``): torch 2.13 traces them (2 graphs over 20 values), where
 ember guarded each side of the corner, or each value. Graphs are counted against torch's

@@ -104,10 +104,13 @@ FLOAT_MAX = {"float16": 65504.0, "bfloat16": 3.3895313892515355e38, "float32": 3
 def check_attribute(value, dtype):
     """RuntimeError where torch's checked conversion of an op's float attribute (``hardtanh``'s
     bounds, ``celu``'s alpha) for a float32, float16 or bfloat16 op refuses it: finite and beyond
-    the dtype's range (``F.hardtanh(x_float32, 1e300)``). Plain comparisons: a compiled function's
-    traced float is guarded by their outcomes (``compiler/float_attributes.py``'s ``AS_USER``)."""
+    the dtype's range (``F.hardtanh(x_float32, 1e300)``). One plain comparison: a compiled
+    function's traced float is guarded by its outcome (``compiler/float_attributes.py``'s
+    ``AS_USER``), which inf shares with the values in range (``m + (m - m)`` is ``m`` where finite,
+    NaN at inf), as torch keeps them on one graph."""
     top = FLOAT_MAX.get(dtype.name) if dtype.name != "float64" else None
-    if top is not None and (top < value < math.inf or -math.inf < value < -top):
+    magnitude = value if isinstance(value, complex) else abs(value)  # (complex: TypeError, as before)
+    if top is not None and magnitude + (magnitude - magnitude) > top:
         raise RuntimeError(f"value cannot be converted to type {CPP_NAMES[dtype.name]} without overflow")
 
 

@@ -547,7 +547,7 @@ def _unify(samples, fixed):
 
 def _with_minmax(nodes, graph, points, fixed):
     """The samples' args and attributes of ``nodes``, each operand (attribute) that came as a
-    traced ``min``/``max`` of the symbols (:func:`.traced_ints.patch_minmax`; a slice's bound:
+    traced ``min``/``max`` of the symbols (:func:`.traced_math.patch_minmax`; a slice's bound:
     ``x[:min(k, 4)]``) its expression where it gives the values at every point: no polynomial
     fits it over points on both sides of its corner."""
     came = {j: e for j, e in graph.traced_operands.get(nodes[0], {}).items()

@@ -24,7 +24,8 @@ from .structure import same_container
 from .symbolic import Cond, Expr, evaluate, free_symbols, symbol
 from .read_floats import PLACED, restore_reads, traced_reads
 from .traced_floats import argument_positions, float_conditions, mark_returned, note_unseen
-from .traced_ints import BOUNDS, COMPARISONS, INT_POSITIONS, MADE, MINMAX, SAVED, SIZED, TRACING, VALUES, FloatInt, TracedFloat, TracedInt, Uses, patch_math, patch_minmax, plain, unpatch_math
+from .traced_ints import BOUNDS, COMPARISONS, INT_POSITIONS, MADE, MINMAX, SAVED, SIZED, TRACING, VALUES, FloatInt, TracedFloat, TracedInt, Uses, plain
+from .traced_math import patch_math, patch_minmax, unpatch_math
 
 __all__ = ["ARG", "int_symbols", "static_ints", "traced_capture", "int_ranges", "returned_ints", "fit_returned",
            "plain_ints", "compared_range", "Ranges", "State", "float_capture", "minmax_atoms",

@@ -355,7 +355,7 @@ class _CompiledFunction:
         before = state_before(self._backend, world)  # (a callable backend's callable runs at this call: first_run)
         result, cap, shape, static, symbols, facts = lifted_capture(
             lambda at, paths: float_capture(record, args, kwargs, world, floats + at, fn, paths), self._reads, fn, args,
-            kwargs, facts, ints, lambda: snapshot(World(fn, args, kwargs, held=held), args, kwargs))
+            kwargs, facts, ints or bool(floats), lambda: snapshot(World(fn, args, kwargs, held=held), args, kwargs))
         facts = read_groups(float_guards(facts, symbols), world.optimizers)  # (a float Python used keeps its guard)
         # (an int specialised, not probed again at each new value)
         # (``k == 3`` True pins its int to one graph, not for good: dynamic.capture_dynamic's ``pinned``)

@@ -21,7 +21,7 @@ from .._ops.pointwise_unary import Exp, Expm1, Log1p, Neg
 from .._ops import refusals, shrink
 from ..nn.functional import activation
 
-__all__ = ["ATTRIBUTE_INPUTS", "ATTRIBUTE_OPS", "AS_USER", "FILLS_READ"]
+__all__ = ["ATTRIBUTE_INPUTS", "ATTRIBUTE_OPS", "AS_USER", "FILLS_READ", "INT_FILLS_READ"]
 
 # the float attributes an op's graph node may take as inputs (``elu``'s alpha and, for ``celu``,
 # input_scale; not selu's fixed ``scale``)
@@ -38,6 +38,8 @@ AS_USER = {activation.hardtanh.__code__, activation.softshrink.__code__, activat
 # ember's factories whose read of a traced float's value (NumPy's ``float()`` of ``tensor(lr)``'s
 # data) is no use: what they made is checked (traced_floats.fill_node: a node, or a use there)
 FILLS_READ = {inspect.unwrap(f).__code__ for f in (_creation.tensor, _creation.as_tensor, _creation._infer)}
+# ember's code whose NumPy call reads an int's value as a fill (``new_full((2,), round(lr))``): no use, as above
+INT_FILLS_READ = {inspect.unwrap(f).__code__ for f in (_creation.full, _creation._beside)}
 
 
 def _call(tracer, op, args, meta):

@@ -56,7 +56,7 @@ class GroupFloat(float):
 
     def read_unseen(self):
         """Notes a read of the value by the user's code that called no method (a patched ``math``
-        function's: ``math.cos(g["lr"])``, :func:`~.traced_ints.patch_math`)."""
+        function's: ``math.cos(g["lr"])``, :func:`~.traced_math.patch_math`)."""
         READ.add(self.optimizer)
 
 

@@ -5,12 +5,13 @@ graph, as torch 2.13 takes a changing float read there as a symbol after one rec
 Each such float has a *path*: a root (``("global", i, name)``: a global of the ``i``-th user
 function of the call, :func:`_functions`; ``("cell", i, j)``: a closure cell; ``("self",)``: the
 object a bound method or a compiled module is called on; ``("arg", k)``: an argument object)
-and steps into dicts, lists and objects' ``__dict__`` (``("item", "lr")``, ``("attr", "cfg")``).
+and steps into dicts, lists, objects' ``__dict__`` and modules' submodules (``("item", "lr")``,
+``("attr", "cfg")``, ``("module", "block")``).
 A path is resolved again from each call's function and arguments (:func:`read_values`), so a
 global rebound to another dict of the same contents is read where it now is.
 
-A recording after a read float changed (or one tracing int arguments: ``self.base_lr * (it +
-1)``) puts a :class:`~.traced_ints.TracedFloat` at each such path (:func:`traced_reads`): an
+A recording after a read float changed (or one tracing int or float arguments: ``self.base_lr *
+(it + 1)``, ``self.c * round(lr)``) puts a :class:`~.traced_ints.TracedFloat` at each such path (:func:`traced_reads`): an
 argument after the call's own (position ``len(arguments) + j``) that the machinery of
 :mod:`.traced_floats` takes as an input where Python did not use it. The path gets its value
 back after the recording; one the call wrote is a use (its value guarded: a graph per value).
@@ -79,7 +80,10 @@ def _steps(value):
     if type(value) is list:
         return [(("item", k), v) for k, v in enumerate(value)]
     if (isinstance(value, Module) or plain_object(value)) and not isinstance(value, Optimizer):
-        return [(("attr", k), v) for k, v in vars(value).items() if type(k) is str and not k.startswith("_")]
+        found = [(("attr", k), v) for k, v in vars(value).items() if type(k) is str and not k.startswith("_")]
+        if isinstance(value, Module):  # (a submodule's float: ``self.block.scale``)
+            found += [(("module", k), v) for k, v in value._modules.items() if type(k) is str and v is not None]
+        return found
     return []
 
 
@@ -118,7 +122,7 @@ def _resolve(path, fn, args, kwargs):
     for kind, name in path[1:]:
         if holder is not None:
             value = holder.cell_contents if key is None else holder[key]
-        holder, key = (vars(value), name) if kind == "attr" else (value, name)
+        holder, key = (vars(value), name) if kind == "attr" else (value._modules, name) if kind == "module" else (value, name)
     return holder, key
 
 
@@ -152,7 +156,7 @@ def _key(value):
 
 def changed_reads(seen, now, static, all_floats):
     """The paths of ``now`` (:func:`float_reads` of this call) to trace: those whose value differs
-    from ``seen`` (the last recording's), or all (``all_floats``: int arguments are traced), but
+    from ``seen`` (the last recording's), or all (``all_floats``: int or float arguments are traced), but
     those in ``static`` (found used)."""
     return [p for p, v in now.items() if p not in static and (all_floats or p in seen and _key(seen[p]) != _key(v))]
 
@@ -251,7 +255,8 @@ class Reads:
 def lifted_capture(capture, reads, fn, args, kwargs, facts, ints_traced, facts_of):
     """``capture(positions, paths)`` (:func:`~.dynamic_ints.float_capture` of the call with the
     floats at ``paths`` traced as the arguments at ``positions``) with the paths whose float
-    changed since the last recording (all, ``ints_traced``), ``reads`` a :class:`Reads`: its
+    changed since the last recording (all, ``ints_traced``: int or float arguments are traced),
+    ``reads`` a :class:`Reads`: its
     ``(result, capture, shape, static, symbols, facts)``, the capture's ``float_reads`` the paths,
     ``symbols`` without theirs, ``facts`` (this call's) those of ``facts_of()`` (a snapshot) made
     with the paths Python did not use guarded as any float (:class:`LeafGuard`) where any was traced."""

@@ -15,9 +15,11 @@ float, nan, inf and -0.0 included.
 
 A comparison with a number in the user's code (``if lr > 0.5``) is guarded by its outcome
 (:func:`float_conditions`), and ``lr ** 0.5``, ``round(lr, 2)``, ``math.sqrt(lr)``, ``abs(lr)``,
-``round(lr) + 1``, ``math.floor(lr) / 4`` are inputs that Python computes from the arguments at each
-call (``("float_arg", how)``), guarded to give a float (an int in C's range for an int); so is a
-float the function returns (:class:`ReturnedFloat`: ``return loss, lr * 2``). A float that
+``round(lr) + 1``, ``math.floor(lr) / 4``, ``int(lr * 2) // 3`` are inputs that Python computes from the
+arguments at each call (``("float_arg", how)``), guarded to give a float (an int, in C's range where
+an op takes it: ``0.5 * round(lr)`` takes any); so are a fill of such an int (``new_full((2,),
+round(lr))``, :func:`fill_node`) and a float the function returns (:class:`ReturnedFloat`:
+``return loss, lr * 2``). A float that
 was used otherwise (``int(lr)``, ``f"{lr}"``, ``math.exp(lr)``, a
 comparison in ember's own code such as ``dropout``'s check of ``p``, an op's attribute other
 than ``add``'s ``alpha``, ``leaky_relu``'s slope, ``addcmul``'s ``value``, ``elu``'s ``alpha`` and
@@ -47,7 +49,8 @@ from .float_attributes import ATTRIBUTE_OPS
 from .graph import instances_in
 from .symbolic import evaluate, free_symbols
 from .structure import same_container
-from .traced_ints import COMPARISONS, INT_POSITIONS, MADE, MATH, SAVED, FloatInt, TracedFloat, TracedInt, numbers_passed
+from .traced_math import MATH
+from .traced_ints import COMPARISONS, INT_POSITIONS, MADE, SAVED, FloatInt, TracedFloat, TracedInt, numbers_passed
 
 __all__ = ["ANY_FLOAT", "ANY_HUGE_FLOAT", "any_float", "float_positions", "float_guards", "float_conditions", "float_nodes",
            "fill_node", "float_inputs", "argument_positions", "fill_floats", "note_unseen", "ReturnedFloat", "mark_returned", "returned_floats",
@@ -78,7 +81,7 @@ class _AnyFloat:
     def __repr__(self):
         return "any float" + " beyond float32's range" * self.huge + "".join(
             f", {_spell(c[3])} {_HOLDS[c[0]] if c[2] else _NOT[c[0]]} {c[1]!r}" if len(c) == 4
-            else f", {_spell(c[1])} a float" for c in self.conds)
+            else f", {_spell(c[1])} {'an int' if _to_int(c[1]) else 'a float'}" for c in self.conds)
 
 
 def _huge(value):
@@ -109,13 +112,15 @@ def float_conditions(position, uses, made):
         how = _how(f)
         if _positions(f) != {position}:
             uses.append(("a comparison with another float argument", "(in the recording)"))
+        elif name is None:  # (an int no op took, ``0.5 * round(lr)``'s: any int, beyond int64's range too)
+            found.append(("computes", how) if type(f) is not FloatInt or f.__dict__.get("operand") else (_ANY_INT, how))
         else:
-            found.append(("computes", how) if name is None else (name, number, outcome, how))
+            found.append((name, number, outcome, how))
     return tuple(found)
 
 
 # computed by Python at each call (float_inputs): the originals of math's functions (patch_math)
-_PYTHON = {"pow": pow, "round": round, **{f"math.{name}": getattr(math, name) for name in (*MATH, "floor", "ceil", "trunc", "fabs")}}
+_PYTHON = {"pow": pow, "round": round, "floordiv": operator.floordiv, "mod": operator.mod, **{f"math.{name}": getattr(math, name) for name in (*MATH, "floor", "ceil", "trunc", "fabs")}}
 _TRACED = (TracedFloat, FloatInt)  # (a FloatInt: ``int(lr)``, ``("math.trunc", lr)``)
 
 
@@ -161,10 +166,13 @@ def _value(how, argument):
     return {**_ARITHMETIC, **_PYTHON}[how[0]](_value(how[1], argument), _value(how[2], argument))
 
 
+_ANY_INT = "computes any int"  # (a condition's kind: the int no op takes, float_conditions)
+
+
 def _meets(conds, x):
     """Whether each comparison of ``conds`` has its recorded outcome for the argument's value
-    ``x``, and each float Python computes from it is a float (each int one an int an op takes:
-    in [-2**63, 2**64), else eager's OverflowError)."""
+    ``x``, and each float Python computes from it is a float (each int one an int, and where an
+    op takes it in [-2**63, 2**64), else eager's OverflowError)."""
     for cond in conds:
         try:
             value = _value(cond[-1], lambda position: x)
@@ -172,7 +180,7 @@ def _meets(conds, x):
             return False
         if type(value) is not (int if _to_int(cond[-1]) else float) or len(cond) == 4 and COMPARISONS[cond[0]](value, cond[1]) is not cond[2]:
             return False
-        if type(value) is int and not INT_MIN <= value < UINT_END:
+        if type(value) is int and cond[0] != _ANY_INT and not INT_MIN <= value < UINT_END:
             return False
     return True
 
@@ -181,7 +189,7 @@ def _to_int(how):
     """Whether ``how`` computes an int (``round(lr)``, ``math.floor(lr) + 1``: a :class:`~.traced_ints.FloatInt`)."""
     if type(how) is not tuple:
         return type(how) in (int, bool)
-    if how[0] in ("add", "sub", "mul", "neg"):
+    if how[0] in ("add", "sub", "mul", "neg", "floordiv", "mod"):
         return _to_int(how[1]) and (how[0] == "neg" or _to_int(how[2]))
     return how[0] in ("math.floor", "math.ceil", "math.trunc") or how[0] == "round" and how[2] is None
 
@@ -195,7 +203,7 @@ def _spell(how):
         return f"-{_spell(how[1])}"
     if how[0].startswith("math."):
         return f"{how[0]}({_spell(how[1])})"
-    sign = dict(add='+', sub='-', mul='*', div='/', pow='**').get(how[0])
+    sign = dict(add='+', sub='-', mul='*', div='/', pow='**', floordiv='//', mod='%').get(how[0])
     return f"({_spell(how[1])} {sign} {_spell(how[2])})" if sign else f"{how[0]}({_spell(how[1])}, {_spell(how[2])})"
 
 
@@ -259,10 +267,17 @@ def _note_passed(tracer, args, attrs):
     """Notes in ``tracer.numbers`` each plain float an op takes (``args``, ``attrs``) where the
     user's call into ember running it was given a float, or it runs in a backward (an autograd
     node's saved operand): only those are checked by :func:`note_unseen` (``ones(())``'s 1.0 is
-    none, nor is the 0.5 of ``0.5 * lr``, a traced float's own node)."""
-    found = [float(a) for a in instances_in((args, attrs), (float, np.floating))]
-    if found and getattr(tracer, "numbers", None) is not None and numbers_passed(sys._getframe(2), backward=True):
-        tracer.numbers.update({("float", v) if v == v else ("nan",): True for v in found})
+    none, nor is the 0.5 of ``0.5 * lr``, a traced float's own node); so each plain int where
+    that call was given a :class:`~.traced_ints.FloatInt` (``x[:, :round(lr)]``; a module's
+    transposes and the user's ``sum(1)`` are none: ``round(lr)`` at 1 is no use of ``lr``)."""
+    if getattr(tracer, "numbers", None) is None:
+        return
+    found = [("float", float(a)) if a == a else ("nan",) for a in instances_in((args, attrs), (float, np.floating))]
+    if found and numbers_passed(sys._getframe(2), backward=True):
+        tracer.numbers.update(dict.fromkeys(found, True))
+    found = [("int", a) for a in instances_in((args, attrs), int) if type(a) is int]  # (``round(lr)``'s value)
+    if found and numbers_passed(sys._getframe(2), holding=FloatInt):
+        tracer.numbers.update(dict.fromkeys(found, True))
 
 
 def _float_nodes(tracer, op, args, attrs, dtype, output):
@@ -353,7 +368,8 @@ _FILL_DTYPES = {"float64": float64, "float32": float32, "float16": float16, "bfl
 def fill_node(tracer, array, frame):
     """Records ``array``, just made by ``full``, ``new_full``, ``full_like``, or ``tensor`` or
     ``as_tensor`` of a float (``tensor(0.5 * k)``) (``frame``: the
-    frame wrapping it, ``_finish``'s) of a floating dtype with a traced float as the fill value,
+    frame wrapping it, ``_finish``'s) of a floating dtype with a traced float (or a
+    :class:`~.traced_ints.FloatInt`: ``new_full((2,), round(lr))``) as the fill value,
     as ``clone(expand(float.to(dtype), shape))``: the graph takes the fill value as an input, as
     torch's symbolic fill (a float16 or bfloat16 fill's range check, ``check_narrow``, is guarded
     by its comparisons' outcomes). A traced float otherwise in the locals of the factory's frames
@@ -369,7 +385,7 @@ def fill_node(tracer, array, frame):
     filling = next((f for f in frames if f.f_code.co_name in _FILLS), None)
     value = filling and filling.f_locals.get(_FILLS[filling.f_code.co_name])
     dtype = _FILL_DTYPES.get(getattr(getattr(array, "dtype", None), "name", None))
-    if type(value) is not TracedFloat or any(f is not value for f in found) or filling.f_locals.get("requires_grad") \
+    if type(value) not in _TRACED or any(f is not value for f in found) or filling.f_locals.get("requires_grad") \
             or type(array) is not np.ndarray or dtype is None:
         for f in found:
             for seen in f.uses:
@@ -394,6 +410,8 @@ def _node(tracer, f):
         # (``lr ** 0.5``, ``k * 0.5``, ``1 / lr``: Python's at each call)
         node = tracer.graph.placeholder(f"float_{a}" if kind == "argument" else f"float_python{len(made)}", dict(_SCALAR))
         tracer.sources.append(("float_arg", a if kind == "argument" else _how(f)))
+        if type(f) is FloatInt:  # (an op takes the int: its guard checks int64's range, float_conditions)
+            f.operand = True
     else:
         a, b = (_node(tracer, v) if type(v) is TracedFloat else v for v in (a, b))
         if kind == "neg":
@@ -447,7 +465,9 @@ def note_unseen(cap):
     tensor it made from numbers the user's code passed (``tensor([lr])``; ``cap.numbers``, see
     :func:`~.traced_ints.numbers_passed`): Python passed it on unseen (an autograd node's saved
     operand, NumPy). A constant made of no float (``loss.backward()``'s seed, ``ones_like(x)``)
-    equal to it is a coincidence (nanoGPT's ``coeff`` is 1.0 at the end of its warmup)."""
+    equal to it is a coincidence (nanoGPT's ``coeff`` is 1.0 at the end of its warmup). So for
+    an int Python made of a traced float (``round(lr)``) equal to a plain int of the graph that
+    a call given one took (``cap.numbers``' ``("int", value)``)."""
     values, nans, ints = {}, [], {}
     for f in MADE:
         if type(f) is FloatInt:  # (``int(lr)``: a plain int of the graph equal to it)
@@ -465,7 +485,10 @@ def note_unseen(cap):
         for a in instances_in((node.args, node.kwargs), (float, np.floating)):
             if passed is None or (("float", float(a)) if a == a else ("nan",)) in passed:
                 hit += nans if a != a else values.get(float(a), [])
-        hit += [f for a in instances_in((node.args, node.kwargs), int) if type(a) is int for f in ints.get(a, ())]
+        if not (node.target is Expand and getattr(node.args[0], "meta", {}).get("shape") == ()):
+            # (but a fill's broadcast of its node, fill_node: the size passed the factory, read by ember's code)
+            hit += [f for a in instances_in((node.args, node.kwargs), int) if type(a) is int and (
+                passed is None or ("int", a) in passed) for f in ints.get(a, ())]
     for source in cap.sources:
         if source[0] == "sized_const":  # (dynamic shapes: a full's fill value)
             hit += [f for a in instances_in(source[1].args, (float, np.floating)) for f in values.get(float(a), ())]

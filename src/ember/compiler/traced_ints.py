@@ -24,8 +24,6 @@ except where they happen to follow one polynomial at every probe (an arithmetic 
 use where a float (a constant, or a name or attribute holding one) meets a traced int in an
 arithmetic operator or a comparison.
 """
-import builtins
-import math
 import operator
 import os
 import sys
@@ -33,14 +31,13 @@ import sysconfig
 
 import numpy as np
 
-from .float_attributes import AS_USER, ATTRIBUTE_INPUTS, FILLS_READ
-from .patches import PerThread, patch, unpatch
+from .float_attributes import AS_USER, ATTRIBUTE_INPUTS, FILLS_READ, INT_FILLS_READ
+from .patches import PerThread
 from .structure import EMBER_DIR, user_frame
-from .symbolic import Expr, minimum, subexpressions
+from .symbolic import subexpressions
 
 __all__ = ["TracedInt", "TracedFloat", "FloatInt", "ConstFloat", "TRANSPARENT", "numbers_passed", "Uses", "TRACING", "VALUES", "MINMAX", "SIZED", "BOUNDS", "Length", "MADE", "SAVED", "INT_POSITIONS", "plain", "traced", "ATTRIBUTE_INPUTS",
-           "traced_operands", "MATH", "COMPARISONS",
-           "patch_math", "unpatch_math", "patch_minmax"]
+           "traced_operands", "COMPARISONS"]
 
 # the Uses being noted now (non-empty while a recording traces int or float arguments), the values
 # the traced ints of this recording took (an autograd node saves an op's operand as a plain int),
@@ -222,8 +219,10 @@ class FloatInt(int):
     or ``math.trunc`` while the function is recorded (``uses`` and ``how`` as a
     :class:`TracedFloat`'s; ``int(lr)`` cannot be one: Python copies what ``__int__`` returns
     into a plain int): an op's operand takes it as a graph input that Python computes at each
-    call, as torch 2.13 traces it; so for its arithmetic with numbers in the user's code, and its
-    comparisons there are guarded by their outcome; every other method, from any code, is a use."""
+    call, as torch 2.13 traces it; so for its arithmetic with numbers and traced floats in the
+    user's code (``round(lr) // 3``, ``round(lr) * self.c``), and its comparisons there are guarded
+    by their outcome; every other method, from any code, is a use (but NumPy's read of a fill's
+    value in ember's factory: :func:`_filling`)."""
 
     def __new__(cls, value, uses, how):
         self = super().__new__(cls, value)
@@ -237,7 +236,12 @@ class FloatInt(int):
 # round(lr):``, its outcome guarded (traced_floats.float_conditions)
 COMPARISONS = {"__lt__": operator.lt, "__le__": operator.le, "__gt__": operator.gt, "__ge__": operator.ge,
            "__eq__": operator.eq, "__ne__": operator.ne}
-_OPERATORS = {"add": operator.add, "sub": operator.sub, "mul": operator.mul, "div": operator.truediv}
+_OPERATORS = {"add": operator.add, "sub": operator.sub, "mul": operator.mul, "div": operator.truediv,
+              "floordiv": operator.floordiv, "mod": operator.mod}
+# an int Python made of traced floats divided with a number (``int(lr * 2) // 3``, ``round(lr) % 4``):
+# computed by Python too (a divisor of 0 raises Python's error, in the recording and in the guards)
+_INT_DIVISION = {"__floordiv__": ("floordiv", False), "__rfloordiv__": ("floordiv", True),
+                 "__mod__": ("mod", False), "__rmod__": ("mod", True)}
 
 
 def _int_noting(name, method):
@@ -246,11 +250,14 @@ def _int_noting(name, method):
         if self.uses[0].active and _from_user() and all(seen.floats for seen in self.uses):
             if name == "__neg__":
                 return FloatInt(method(self), self.uses, ("neg", self, None))
-            how = _FLOAT_ARITHMETIC.get(name)
-            if how is not None and type(other) in (int, bool, float, FloatInt) and not (how[0] == "div" and other == 0):
+            how = _FLOAT_ARITHMETIC.get(name) or _INT_DIVISION.get(name)
+            if how is not None and (type(other) in (int, bool, float, FloatInt) or type(other) is TracedFloat and how[0] in (
+                    "add", "sub", "mul") and all(seen.floats for seen in other.uses)) and not (
+                    how[0] in ("div", "floordiv", "mod") and not how[1] and other == 0):  # (``round(lr) * self.c``, traced)
                 uses = self.uses + tuple(u for u in getattr(other, "uses", ()) if u not in self.uses)
                 operands = (other, int.__int__(self)) if how[1] else (int.__int__(self), other)
-                result = _OPERATORS[how[0]](*(int.__int__(v) if type(v) is FloatInt else v for v in operands))
+                result = _OPERATORS[how[0]](*(int.__int__(v) if type(v) is FloatInt else float.__float__(v)
+                                              if type(v) is TracedFloat else v for v in operands))
                 made = FloatInt if type(result) is int else TracedFloat
                 return made(result, uses, (how[0], other, self) if how[1] else (how[0], self, other))
             if (name in COMPARISONS and type(other) in (int, float) or name == "__bool__"):
@@ -258,12 +265,24 @@ def _int_noting(name, method):
                 for seen in self.uses:
                     seen.compared.append(("__ne__", 0, outcome, self) if name == "__bool__" else (name, other, outcome, self))
                 return outcome
-        if self.uses[0].active:
+        if self.uses[0].active and not (name in _READS and _filling()):
             for seen in self.uses:
                 seen.append((name, user_frame()))
         return method(self, *args)
     use.__name__, use.__doc__ = name, f"int's ``{name}``, noting a use of the floats it came from."
     return use
+
+
+_READS = {"__int__", "__index__", "__float__"}
+
+
+def _filling():
+    """Whether NumPy reads the int for a fill of ember's factory (:data:`~.float_attributes.INT_FILLS_READ`),
+    which :func:`.traced_floats.fill_node` checks (a node, or a use)."""
+    frame = sys._getframe(2)
+    while frame is not None and frame.f_code.co_filename.startswith(_NUMPY):
+        frame = frame.f_back
+    return frame is not None and frame.f_code in INT_FILLS_READ
 
 
 for _name in dir(int):
@@ -361,9 +380,10 @@ def _float_noting(name, method):
                                        else (_PYTHON_COMPUTED[name], self, other))
             if how is not None and (type(other) in (int, bool, float) and not (how[0] == "div" and (
                     other == 0 if not how[1] else not _divisor(self))) or type(other) is TracedFloat and (
-                    how[0] != "div" or _divisor(other))):  # (``2.0 / lr``: lr guarded nonzero)
+                    how[0] != "div" or _divisor(other)) or type(other) is FloatInt and how[0] != "div" and all(
+                    seen.floats for seen in other.uses)):  # (``2.0 / lr``: lr guarded nonzero; ``self.c * round(lr)``)
                 uses = self.uses + tuple(u for u in getattr(other, "uses", ()) if u not in self.uses)
-                return TracedFloat(method(self, other), uses,
+                return TracedFloat(method(self, int.__int__(other) if type(other) is FloatInt else other), uses,
                                    (how[0], other, self) if how[1] else (how[0], self, other))
             if type(other) is TracedInt and other.uses.active:  # (``lr * (it + 1)``: a float of both)
                 if how is not None and how[0] != "div" and other.expr is not None and all(seen.floats for seen in self.uses):
@@ -390,73 +410,6 @@ def _divisor(f):
     for seen in f.uses:
         seen.compared.append(("__ne__", 0.0, True, f))
     return True
-
-# ``math``'s functions of one float that torch 2.13 traces (``math.exp``, ``log``, ``fabs``, ``erf``
-# ... it specialises): while floats are traced, ``math.sqrt(lr)`` called from the user's code makes a
-# traced float (the graph takes what Python computes at each call)
-MATH = ("sqrt", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "log2", "radians")
-# those giving a float of every finite float: of a float made from traced ints (``math.cos(math.pi * k / 6)``)
-# no guard is needed (its graph input computed by Python at each call, as ``k * 0.5``'s)
-_TOTAL = {"sin", "cos", "tan", "atan", "tanh", "radians"}
-
-
-def _traced_math(name, original):
-    def traced(*args):
-        result = original(*args)
-        x = args[0] if len(args) == 1 else None
-        if type(x) is TracedFloat and x.uses[0].active and type(result) is float and _from_user() and (all(
-                seen.floats for seen in x.uses) or name in _TOTAL):  # (``math.cos(k / 6)``: an input Python computes)
-            return TracedFloat(result, x.uses, (f"math.{name}", x))
-        for f in args:  # (``math.log(lr, 2)``: its value read unseen)
-            if type(f) is TracedFloat and f.uses[0].active:
-                for seen in f.uses:
-                    seen.append(("math", f"{user_frame()} (math.{name})"))
-            elif hasattr(type(f), "read_unseen") and _from_user():  # (an optimizer group's entry: group_writes)
-                f.read_unseen()
-        return result
-    traced.__name__, traced.__doc__ = name, original.__doc__
-    return traced
-
-
-def patch_math():
-    """Puts tracing versions of :data:`MATH`'s functions into ``math`` (a float argument traced:
-    ``math.sqrt(lr)`` is traced too); returns what :func:`unpatch_math` puts back."""
-    return patch(math, MATH, _traced_math)
-
-
-def unpatch_math(saved, module=math):
-    """Puts back ``math``'s functions (:func:`patch_math`), or ``module``'s, once the last
-    recording that patched them ends (:func:`.patches.unpatch`)."""
-    unpatch(saved, module)
-
-
-def _traced_minmax(name, original):
-    def traced(*args, **kwargs):
-        if len(args) > 1 and not kwargs and any(type(a) is TracedInt for a in args) and all(
-                type(a) is int or type(a) is TracedInt and a.expr is not None and a.uses.active for a in args) \
-                and _from_user():  # (``min(k, 8)``: an expression of the symbols, as torch's sym_min)
-            uses = next(a.uses for a in args if type(a) is TracedInt)
-            expr, value = args[0].expr if type(args[0]) is TracedInt else int(args[0]), int.__int__(args[0])
-            for a in args[1:]:
-                e, v = a.expr if type(a) is TracedInt else int(a), int.__int__(a)
-                made = minimum(name, expr, e)
-                if isinstance(made, Expr):  # (which operand it took: guarded where it sizes a value)
-                    MINMAX[made] = ("__lt__", 0, value - v < 0, expr - e) if isinstance(expr, Expr) else (
-                        "__gt__", 0, v - value > 0, e - expr)
-                expr, value = made, original(value, v)
-            return TracedInt(value, uses, expr)
-        return original(*args, **kwargs)
-    traced.__name__, traced.__doc__ = name, original.__doc__
-    return traced
-
-
-def patch_minmax():
-    """Puts tracing versions of the built-in ``min`` and ``max`` into :mod:`builtins` while int
-    arguments are traced: ``min(k, 8)``, ``max(k, j)`` of traced ints and ints, called from the
-    user's code, is a traced int (torch's ``sym_min``), not two comparisons; returns what
-    :func:`unpatch_math` puts back (with ``module=builtins``)."""
-    return patch(builtins, ("min", "max"), _traced_minmax)
-
 
 for _name in dir(float):
     if _name in _KEPT or _name == "fromhex":
@@ -565,14 +518,15 @@ def plain(value):
     return value
 
 
-def numbers_passed(frame, backward=False):
+def numbers_passed(frame, backward=False, holding=None):
     """Whether the call into ember that ``frame`` (ember's, making a tensor: a graph's constant)
     runs under may have been given a traced float's value: the outermost ember frame's
     parameters (the arguments the user's code passed, ``tensor([lr])``) hold a float or a float subclass, or
     an object other than a tensor, a number, a string or a container of those. ``loss.backward()``'s
     seed of ones, ``ones_like(x)``, ``zeros(3)`` are not: a 1.0 there is no traced float passed
     unseen (:func:`.traced_floats.note_unseen`). With ``backward``, an op run by the autograd
-    engine may too (a node's saved operand)."""
+    engine may too (a node's saved operand). With ``holding`` (a class: :class:`FloatInt`), whether
+    the parameters hold one (``x[:, :round(lr)]``; a module called is no such pass)."""
     while frame.f_back is not None and frame.f_back.f_code.co_filename.startswith(_EMBER):
         frame = frame.f_back
         if backward and frame.f_code.co_filename == _ENGINE:
@@ -580,6 +534,8 @@ def numbers_passed(frame, backward=False):
     code = frame.f_code
     count = code.co_argcount + code.co_kwonlyargcount + bool(code.co_flags & 4) + bool(code.co_flags & 8)
     arguments = frame.f_locals  # (its parameters: ``*args``, ``**kwargs`` included)
+    if holding is not None:
+        return any(next(_floats_in(arguments.get(name), (holding,)), None) is not None for name in code.co_varnames[:count])
     return frame.f_back is None or not all(_plain_data(arguments.get(name), 0) for name in code.co_varnames[:count])
 
 
