@@ -328,8 +328,8 @@ def real_if_fits(value, dtype):
     beyond float32's (complex64's) range into it. float16, bfloat16 and bool take anything
     (out of range: +-inf, nonzero: True); see :func:`check_narrow`. OverflowError, as torch's parser, for an int
     outside [-2**63, 2**64)."""
-    if type(value) is builtins.int and not -(1 << 63) <= value < 1 << 64:
-        int_operand(value)
+    if isinstance(value, builtins.int) and not -(1 << 63) <= builtins.int.__int__(value) < 1 << 64:
+        int_operand(builtins.int.__int__(value))  # (an int subclass too: a compiled function's ``round(lr)``)
     if dtype is _dtype.bool:
         return builtins.bool(value)
     if isinstance(value, (builtins.complex, np.complexfloating)) and not dtype.is_complex:

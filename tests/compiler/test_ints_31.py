@@ -53,6 +53,9 @@ def test_an_int_no_op_takes_may_pass_int64():
     _, got = graph_counts(lambda x, lr: x * round(lr), ember, lrs)
     assert got == [run(lambda x, lr: x * round(lr), ember, v) for v in lrs]  # (eager's, uncompiled)
     assert got[4] == ("OverflowError", "int too big to convert") and got[3][1] == float(ember.tensor(1e19))
+    for fn in (_fill_of_round, lambda x, lr: ember.full((2,), round(lr) * 2 + 1, dtype=ember.float64) * x[:2]):
+        _, got = graph_counts(fn, ember, lrs)  # (a fill past int64: eager's OverflowError, not a value)
+        assert got == [run(fn, ember, v) for v in lrs]
 
 
 def _scaled_by_round(module):
