@@ -69,7 +69,7 @@ def _refused(x, v):  # (v > 2.0: hardtanh's ValueError, v < 0, nan, 1e300: softs
     return ember_or_torch(x).cat([F.hardtanh(x - 3, v, 2.0), F.softshrink(x - 2.5, v)])
 
 
-# (inf as a bound is a third graph here: the range check's comparisons tell it apart)
+# (a bound of inf: tests/compiler/test_ints_31.py)
 ATTRIBUTES = [(v,) for v in (0.5, 1.5, 2.7, 10.25, 0.125, -0.0, 1e-40, 1e300, -2.5, math.nan)]
 
 
