@@ -504,7 +504,10 @@ def matmul(a, b, out=None):
     if a.dtype.kind == "V" and is_bfloat16(a.dtype) and is_bfloat16(b.dtype) and out is None:  # (kind: no call)
         # NumPy has no bfloat16 BLAS (its fallback loop is slow and returns float32): as on
         # PyTorch's CPU, the products accumulate in float32 and round once to bfloat16.
-        return matmul(a.astype(np.float32), b.astype(np.float32)).astype(a.dtype)
+        product = matmul(a.astype(np.float32), b.astype(np.float32))
+        if a.shape[-1] == 1:  # (its sums start at +0.0: no -0.0 of an outer product, as float32's gemm has)
+            product += np.float32(0.0)
+        return product.astype(a.dtype)
     shape = None
     # (A single matrix in the stack is left as it is: the reshapes would cost more than
     # NumPy's own batch loop of one.)

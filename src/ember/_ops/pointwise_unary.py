@@ -14,7 +14,8 @@ import numpy as np
 
 from .. import _dtype
 from .._backend import is_bfloat16, is_floating, kernel, namespace, sixteen_bit, special
-from .args import with_out
+from .._tensor import Tensor
+from .args import tensor_args, with_out
 from .core import _NAMES, Op, elementwise_rule, apply, like_input, named, real_rule, zero_link
 from .erf import erf as _erf_kernel
 from .pointwise_binary import Where, rsqrt_kernel
@@ -210,7 +211,9 @@ Reciprocal = elementwise("Reciprocal", kernel("reciprocal"), lambda out, g: -g *
 
 
 def square(input, *, out=None):
-    """``input * input``; bool inputs give int64, as in PyTorch."""
+    """``input * input``; bool inputs give int64, as in PyTorch. TypeError for no tensor (a NumPy array)."""
+    if not isinstance(input, Tensor):
+        tensor_args("square", input)
     refuse_unsigned("pow", input.dtype)
     return with_out(named(input * input, "PowBackward0") if input.dtype is not _dtype.bool
                     else input.long() * input.long(), out)
