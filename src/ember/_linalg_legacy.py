@@ -6,7 +6,8 @@ import warnings
 import numpy as np
 
 from ._creation import eye, tensor, zeros
-from ._ops.args import with_out
+from ._tensor import Tensor
+from ._ops.args import tensor_args, with_out
 from ._ops.lapack import per_matrix, routine
 from ._ops.linalg import vector_norm
 from .linalg import (cholesky as _cholesky, cross as _cross, det, householder_product, inv, lu_factor_ex,
@@ -136,7 +137,9 @@ def cross(input, other, dim=None, *, out=None):
     """The cross product of 3-vectors along ``dim`` (``torch.cross``): ``linalg.cross`` with
     the batch dims broadcast. Without ``dim``, the first dim of size 3 of the broadcast shape,
     with torch's deprecation UserWarning; RuntimeError when there is none
-    (https://pytorch.org/docs/stable/generated/torch.cross.html)."""
+    (https://pytorch.org/docs/stable/generated/torch.cross.html). TypeError for an operand no tensor."""
+    if not (isinstance(input, Tensor) and isinstance(other, Tensor)):
+        tensor_args("cross", input, other)
     if dim is None:
         warnings.warn("Using torch.cross without specifying the dim arg is deprecated.\nPlease "
                       "either pass the dim explicitly or simply use torch.linalg.cross.\nThe default "

@@ -557,9 +557,8 @@ for _name, _function in {**_IN_PLACE, **_tensor_extras.IN_PLACE}.items():
 for _name, _function in _IN_PLACE_ONLY.items():
     setattr(Tensor, _name, _function)
 for _name, _function in _OPERATORS.items():  # augmented assignments name their in-place method
-    setattr(Tensor, _name, getattr(Tensor, _function) if isinstance(_function, str) else _function)
-    if not isinstance(_function, str) and getattr(sys.modules[_function.__module__], _function.__name__, None) is not _function:
-        _numpy_operands.OPERATOR_CODES.add(_function.__code__)  # (no public function: an operator's own)
+    _function = getattr(Tensor, _function) if isinstance(_function, str) else _function
+    setattr(Tensor, _name, _function if _name in ("__getitem__", "__setitem__") else _numpy_operands.operator_slot(_name, _function))
 for _name, _function in {**_PROPERTIES, **_tensor_extras.PROPERTIES}.items():
     setattr(Tensor, _name, property(_function))
 del _name, _function

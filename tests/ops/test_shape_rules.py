@@ -126,7 +126,7 @@ def layer_calls():
                           F.hardsigmoid(x), F.hardswish(x), F.gelu(x), F.gelu(x, approximate="tanh"),
                           F.hardshrink(x), F.softshrink(x, 0.25),
                           F.logsigmoid(x), F.mish(x), F.binary_cross_entropy(x.sigmoid(), x.detach().sigmoid(), reduction="none")),
-        lambda: _grad_of_grad(F.gelu, x), lambda: _grad_of_grad(lambda t: ember.logit(t.sigmoid(), 0.1), x),
+        lambda: _grad_of_grad(F.gelu, x), lambda: _grad_of_grad(F.softplus, x), lambda: _grad_of_grad(lambda t: ember.logit(t.sigmoid(), 0.1), x),
         lambda: _losses(x),
         lambda: _grad_of_grad(lambda t: F.cross_entropy(t, ember.tensor([1, 0])), x[:, :, 0]),
         lambda: _backward(F.ctc_loss(x.log_softmax(2), ember.tensor([[1, 2], [3, 0], [1, 0]]), (2, 1, 2), (2, 1, 0),

@@ -504,13 +504,22 @@ def matmul(a, b, out=None):
     if a.dtype.kind == "V" and is_bfloat16(a.dtype) and is_bfloat16(b.dtype) and out is None:  # (kind: no call)
         # NumPy has no bfloat16 BLAS (its fallback loop is slow and returns float32): as on
         # PyTorch's CPU, the products accumulate in float32 and round once to bfloat16.
-        return matmul(a.astype(np.float32), b.astype(np.float32)).astype(a.dtype)
+        product = matmul(a.astype(np.float32), b.astype(np.float32))
+        if a.shape[-1] == 1:  # (its sums start at +0.0: no -0.0 of an outer product, as float32's gemm has)
+            product += np.float32(0.0)
+        return product.astype(a.dtype)
     shape = None
     # (A single matrix in the stack is left as it is: the reshapes would cost more than
     # NumPy's own batch loop of one.)
     if a.ndim > 2 and b.ndim == 2 and a.size > a.shape[-2] * a.shape[-1] and a.flags.c_contiguous and out is None:
         shape = a.shape[:-1] + b.shape[-1:]
         a = a.reshape(-1, a.shape[-1])
+    if a.ndim == 2 == b.ndim and a.shape[1] == 1 and a.shape[0] > 1 and b.shape[1] > 1 and a.dtype.kind == "f" \
+            and a.dtype.itemsize >= 4 and a.dtype == b.dtype:
+        # an outer product (inner size 1): each element the one product, as torch's gemm gives it
+        # (-0.0 for -1 * 0; NumPy's loop adds it to +0.0). (torch's gemv, m or n 1, gives +0.0.)
+        out = np.multiply(a, b, out=out)
+        return out if shape is None else out.reshape(shape)
     if _set_threads is not None and _max_threads > 1:
         macs = a.shape[-2] * a.shape[-1] * b.shape[-1] if a.ndim > 1 and b.ndim > 1 else 0
         want = _max_threads if macs >= _MULTITHREAD_MACS else 1

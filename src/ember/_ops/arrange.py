@@ -12,7 +12,7 @@ import numpy as np
 from .. import _dtype
 from .._creation import zeros
 from .._tensor import Tensor, _wrap_dim
-from .args import with_out
+from .args import tensor_args, with_out
 from .indexing import index_select
 from .join import cat, flip, non_empty, stack
 from .parser import parsed
@@ -98,7 +98,9 @@ def block_diag(*tensors):
 def kron(input, other, *, out=None):
     """The Kronecker product: for inputs of shapes (a0, a1, ...) and (b0, b1, ...) (the shorter
     padded with leading 1s), shape (a0*b0, a1*b1, ...) with block ``(i, j, ...)`` equal to
-    ``input[i, j, ...] * other``."""
+    ``input[i, j, ...] * other``. TypeError for an operand no tensor (a NumPy array)."""
+    if not (isinstance(input, Tensor) and isinstance(other, Tensor)):
+        tensor_args("kron", input, other)
     n = max(input.ndim, other.ndim)
     a = reshape(input, (1,) * (n - input.ndim) + tuple(input.shape))
     b = reshape(other, (1,) * (n - other.ndim) + tuple(other.shape))

@@ -153,7 +153,10 @@ def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
 
 
 def equal(input, other):
-    """True when both have the same shape and elements (a Python bool)."""
+    """True when both have the same shape and elements (a Python bool); TypeError for an operand no
+    tensor (a NumPy array)."""
+    if not (isinstance(input, Tensor) and isinstance(other, Tensor)):
+        tensor_args("equal", input, other)
     return tuple(input.shape) == tuple(other.shape) and builtins.bool((input == other).all())
 
 

@@ -8,7 +8,7 @@ from .. import _backend, _dtype
 from .._backend import namespace
 from .._creation import eye
 from .._tensor import Tensor
-from .args import c_type_name, dims_arg, dtype_arg, product as product_of, with_out
+from .args import c_type_name, dims_arg, dtype_arg, product as product_of, tensor_args, with_out
 from .core import Op, _type_name, apply, named, recording, transposed
 from .reduce import Sum, _c_order, expand_back, reduction_rule
 from .parser import parsed
@@ -258,7 +258,9 @@ def vdot(input, other):
 def inner(input, other, *, out=None):
     """Sum over the last dims of ``input`` (*a, n) and ``other`` (*b, n), giving (*a, *b); a
     0-d operand multiplies (https://pytorch.org/docs/stable/generated/torch.inner.html).
-    RuntimeError when the last sizes differ."""
+    RuntimeError when the last sizes differ, TypeError for an operand no tensor (a NumPy array)."""
+    if not (isinstance(input, Tensor) and isinstance(other, Tensor)):
+        tensor_args("inner", input, other)
     if input.ndim == 0 or other.ndim == 0:
         return with_out(input * other, out)
     if input.dtype is _dtype.bool or other.dtype is _dtype.bool:
@@ -533,6 +535,8 @@ class VectorNorm(Op):
 
 
 def dist(input, other, p=2):
-    """``vector_norm(input - other, p)``
+    """``vector_norm(input - other, p)``; TypeError for an operand no tensor (a NumPy array)
     (https://pytorch.org/docs/stable/generated/torch.dist.html)."""
+    if not (isinstance(input, Tensor) and isinstance(other, Tensor)):
+        tensor_args("dist", input, other)
     return vector_norm(input - other, p)

@@ -11,11 +11,12 @@ The plain paths pay nothing for the check.
 """
 import dis
 import sys
+import types
 
-__all__ = ["operand_array", "OPERATOR_CODES"]
+__all__ = ["operand_array", "operator_slot", "OPERATOR_CODES"]
 
 # the code of the functions only Tensor's operator slots run (``add``'s body, the reflected and
-# comparison operators; not ``div``, which is ``torch.div`` too), registered by ``ember._tensor``
+# comparison operators, the copies :func:`operator_slot` makes), registered by ``ember._tensor``
 OPERATOR_CODES = set()
 
 # the instructions that run a binary operator's method (``x + nd``, ``x += nd``, ``x == nd``), by
@@ -45,3 +46,19 @@ def operand_array(array):
         frame = frame.f_back
     function, argument, where = named or ("apply", "input", "")
     raise TypeError(f"{function}(): argument '{argument}'{where} must be Tensor, not numpy.ndarray")
+
+
+def operator_slot(name, function):
+    """``function`` as Tensor's operator slot ``name`` (``__truediv__``), its code registered in
+    :data:`OPERATOR_CODES`: a copy of a public function or method (``div``, ``add_``) under the
+    slot's name, so that ``operator.truediv(x, nd)`` takes an array as ``x / nd`` does while
+    ``torch.div(x, nd)`` and ``x.div(nd)`` refuse it, as torch's; no extra call."""
+    if getattr(sys.modules[function.__module__], function.__name__, None) is function or name.startswith("__i"):
+        copy = types.FunctionType(function.__code__.replace(co_name=name), function.__globals__, name,
+                                  function.__defaults__, function.__closure__)
+        copy.__kwdefaults__, copy.__doc__, copy.__module__ = function.__kwdefaults__, function.__doc__, function.__module__
+        copy.__dict__.update(function.__dict__)
+        copy.__qualname__ = f"Tensor.{name}"
+        function = copy
+    OPERATOR_CODES.add(function.__code__)
+    return function

@@ -18,7 +18,7 @@ from .._tensor import Tensor
 from .args import (invalid_combination, scalar_first, tensor_arg, tensor_args, tensor_input,
                    with_out)
 from .core import Op, elementwise_rule, _type_name, apply, named
-from .parser import method_refusal, parsed
+from .parser import _Signature, method_refusal, parsed, refusal
 
 
 @parsed
@@ -332,6 +332,8 @@ def pow(input, exponent, *, out=None):
     if isinstance(exponent, Tensor):  # a bool tensor to a Python bool stays allowed, as in torch
         _refuse_bool(input, exponent, kernel_name="pow")
     if not isinstance(input, Tensor):
+        if type(input) is np.ndarray:  # (``x ** nd`` takes one: an operator, numpy_operands.py)
+            raise TypeError(refusal("pow", _POW_FORMS, (input, exponent), {}))
         dtype = _dtype.result_type(input, exponent) if isinstance(exponent, Tensor) else None
         if type(input) is builtins.int and dtype is not None and dtype.np.kind in "iu":
             input = full((), input, dtype=_dtype.int64).to(dtype)  # wraps, as PyTorch casts it
@@ -348,9 +350,16 @@ def pow(input, exponent, *, out=None):
     return with_out(apply(Pow, input, exponent), out)
 
 
+# torch's signatures of ``pow`` and ``float_power``
+_POW_FORMS = [_Signature(f"{first}, *, Tensor out = None") for first in (
+    "Tensor input, Tensor exponent", "Number self, Tensor exponent", "Tensor input, Number exponent")]
+
+
 def float_power(input, exponent):
     """``pow`` computed in float64, or complex128 when either operand is complex
-    (https://pytorch.org/docs/stable/generated/torch.float_power.html)."""
+    (https://pytorch.org/docs/stable/generated/torch.float_power.html). TypeError for a NumPy array."""
+    if type(input) is np.ndarray or type(exponent) is np.ndarray:
+        raise TypeError(refusal("float_power", _POW_FORMS, (input, exponent), {}))
     input = tensor_arg(input)
     is_complex = input.dtype.is_complex or (exponent.dtype.is_complex if isinstance(exponent, Tensor)
                                             else isinstance(exponent, builtins.complex))

@@ -14,8 +14,9 @@ import numpy as np
 
 from .. import _dtype
 from .._backend import is_bfloat16, is_floating, kernel, namespace, sixteen_bit, special
-from .args import with_out
-from .core import _NAMES, Op, elementwise_rule, apply, named, real_rule, zero_link
+from .._tensor import Tensor
+from .args import tensor_args, with_out
+from .core import _NAMES, Op, elementwise_rule, apply, like_input, named, real_rule, zero_link
 from .erf import erf as _erf_kernel
 from .pointwise_binary import Where, rsqrt_kernel
 from .refusals import refuse_unsigned
@@ -210,7 +211,9 @@ Reciprocal = elementwise("Reciprocal", kernel("reciprocal"), lambda out, g: -g *
 
 
 def square(input, *, out=None):
-    """``input * input``; bool inputs give int64, as in PyTorch."""
+    """``input * input``; bool inputs give int64, as in PyTorch. TypeError for no tensor (a NumPy array)."""
+    if not isinstance(input, Tensor):
+        tensor_args("square", input)
     refuse_unsigned("pow", input.dtype)
     return with_out(named(input * input, "PowBackward0") if input.dtype is not _dtype.bool
                     else input.long() * input.long(), out)
@@ -336,10 +339,39 @@ class SoftplusForward(Op):
 
     @staticmethod
     def backward(ctx, g):
-        x = ctx.input(0)
+        a = ctx.attrs
+        return (apply(SoftplusBackward, g, ctx.input(0), beta=a.get("beta", 1.0), threshold=a.get("threshold", 20.0)),)
+
+
+class SoftplusBackward(Op):
+    """torch's ``softplus_backward(g, x, beta, threshold)``: ``g`` where ``x * beta > threshold``,
+    else ``g * z / (z + 1)``, ``z = exp(x * beta)`` (at float32 for 16-bit inputs, rounded once):
+    nan where ``z`` overflows below a raised threshold (inf / inf: float32 from 89 with
+    ``threshold=1000``), ``z`` itself far below (3.8e-44 at -100 in float32), not ``sigmoid``'s
+    1.0 and 0.0. Its own derivative is torch's: the same for ``g``, ``g * beta * s * (1 - s)`` for
+    ``x`` below the threshold (``s = sigmoid(x * beta)``), 0 from it on."""
+    promote = None
+    infer = classmethod(like_input)
+
+    @staticmethod
+    def forward(g, x, beta=1.0, threshold=20.0):
+        if sixteen_bit(x.dtype):  # (torch's opmath)
+            return SoftplusBackward.forward(g.astype(np.float32), x.astype(np.float32), beta, threshold).astype(x.dtype)
+        xp = namespace(x)
+        bx = x * x.dtype.type(beta)
+        with np.errstate(over="ignore", invalid="ignore"):
+            z = xp.exp(bx)
+            return xp.where(bx > threshold, g, g * z / (z + 1)).astype(x.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, gg):
+        g, x = ctx.input(0), ctx.input(1)
         beta, threshold = ctx.attrs.get("beta", 1.0), ctx.attrs.get("threshold", 20.0)
+        need_g, need_x = ctx.needs_input_grad[:2]
         bx = x * beta
-        return (g * bx.sigmoid().masked_fill(bx > threshold, 1.0),)
+        s = bx.sigmoid()
+        return (apply(SoftplusBackward, gg, x, beta=beta, threshold=threshold) if need_g else None,
+                gg * g * (1 - s) * s * (bx < threshold) * beta if need_x else None)
 
 
 # ---- rounding: piecewise constant, so zero gradients; integers pass unchanged, bools are refused

@@ -11,7 +11,7 @@ from .._creation import from_numpy
 from .._result_layout import in_input_format
 from .._tensor import Tensor, _wrap_dim
 from .._size import sizes_arg
-from .args import dims_arg, product, shape_arg
+from .args import dims_arg, product, shape_arg, tensor_args
 from ..autograd.grad_mode import DUAL
 from .core import Op, apply, backward_view, dispatches, like_input, named, recording
 from .parser import method_refusal, parsed
@@ -183,16 +183,15 @@ class View(Op):
 
 
 def flatten(input, start_dim=0, end_dim=-1):
-    """Dims ``start_dim`` to ``end_dim`` merged into one (a 0-d input becomes 1-d);
-    RuntimeError when ``start_dim`` comes after ``end_dim``
-    (https://pytorch.org/docs/stable/generated/torch.flatten.html)."""
-    if input.ndim == 0:
-        return reshape(input, 1)
-    s, e = _wrap_dim(start_dim, input.ndim), _wrap_dim(end_dim, input.ndim)
+    """Dims ``start_dim`` to ``end_dim`` merged into one (a 0-d input becomes 1-d); RuntimeError when ``start_dim``
+    comes after ``end_dim``, TypeError for no tensor (https://pytorch.org/docs/stable/generated/torch.flatten.html)."""
+    if not isinstance(input, Tensor):
+        tensor_args("flatten", input)
+    s, e = _wrap_dim(start_dim, input.ndim), _wrap_dim(end_dim, input.ndim)  # (a 0-d input's dims: 0 and -1)
     if s > e:
         raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
-    shape = input.shape
-    return reshape(input, tuple(shape[:s]) + (-1 if input.numel() else product(shape[s:e + 1]),) + tuple(shape[e + 1:]))
+    shape = input._data.shape
+    return reshape(input, shape[:s] + (-1 if input._data.size else product(shape[s:e + 1]),) + shape[e + 1:])
 
 
 def ravel(input):

@@ -12,9 +12,11 @@ import numpy as np
 from .. import _dtype
 from .._backend import namespace
 from .._creation import from_numpy
+from .._tensor import Tensor
 from ..autograd.grad_mode import STATE
 from .args import ALL_DIMS, caller_level, dims_arg, invalid_combination, numpy_names, with_out
 from .core import Op, apply, named
+from .parser import _Signature, refusal
 from .reduce import _c_order, _count, mean, reduction_rule
 from .shape import _keep_shape, expand_back
 
@@ -26,11 +28,20 @@ _SIGNATURES = (" * (tuple of ints dim, bool unbiased = True, bool keepdim = Fals
                " * (bool unbiased = True)\n")
 
 
-def _signature(name, dim, unbiased, keepdim, correction):
+def _signature(name, input, dim, unbiased, keepdim, correction):
     """``(dim, unbiased, keepdim)`` of a call matching one of PyTorch's three signatures:
     ``(dim, unbiased, keepdim)``, ``(dim=None, *, correction, keepdim)`` or ``(unbiased)``
     alone (``x.var(False)``); TypeError as its parser words it for any other combination
-    (``unbiased`` with ``correction``, or with ``keepdim`` but no ``dim``)."""
+    (``unbiased`` with ``correction``, or with ``keepdim`` but no ``dim``), or ``input`` no tensor
+    (a NumPy array: the function's signatures listed)."""
+    if not isinstance(input, Tensor):
+        given = {"dim": dim, "unbiased": unbiased, "keepdim": keepdim, "correction": correction}
+        out = ("", "") if name.endswith("_mean") else (", *, Tensor out = None", ", Tensor out = None")
+        texts = (f"Tensor input, tuple of ints dim, bool unbiased = True, bool keepdim = False{out[0]}",
+                 f"Tensor input, tuple of ints dim = None, *, Number correction = None, bool keepdim = False{out[1]}",
+                 "Tensor input, bool unbiased = True")
+        raise TypeError(refusal(name, [_Signature(text) for text in texts], (input,),
+                                {k: v for k, v in given.items() if v is not None and v is not ALL_DIMS}))
     if isinstance(dim, builtins.bool):  # x.var(False): the third form, nothing else given
         given = {"unbiased": unbiased, "keepdim": keepdim, "correction": correction}
         if any(v is not None for v in given.values()):
@@ -56,7 +67,7 @@ def _correction(unbiased, correction):
 def var(input, dim=ALL_DIMS, unbiased=None, keepdim=None, *, correction=None, out=None):
     """Variance over ``dim`` with Bessel's ``correction`` (default 1; ``unbiased=False`` is 0);
     a float32/float16/bfloat16 variance that overflows or underflows is taken in float64."""
-    dim, unbiased, keepdim = _signature("var", dim, unbiased, keepdim, correction)
+    dim, unbiased, keepdim = _signature("var", input, dim, unbiased, keepdim, correction)
     return with_out(_spread(input, dim, unbiased, keepdim, correction, root=False, name="var"), out)
 
 
@@ -156,7 +167,7 @@ class NoDegreesOfFreedom(Op):
 def std(input, dim=ALL_DIMS, unbiased=None, keepdim=None, *, correction=None, out=None):
     """Standard deviation: ``sqrt(var(...))`` with the same arguments; its gradient is zero
     where it is zero, as in PyTorch."""
-    dim, unbiased, keepdim = _signature("std", dim, unbiased, keepdim, correction)
+    dim, unbiased, keepdim = _signature("std", input, dim, unbiased, keepdim, correction)
     return with_out(named(_spread(input, dim, unbiased, keepdim, correction, root=True, name="std"),
                           "StdBackward0"), out)
 
@@ -165,7 +176,7 @@ def std(input, dim=ALL_DIMS, unbiased=None, keepdim=None, *, correction=None, ou
 def var_mean(input, dim=ALL_DIMS, unbiased=None, keepdim=None, *, correction=None):
     """``(var(...), mean(...))`` with the same arguments
     (https://pytorch.org/docs/stable/generated/torch.var_mean.html)."""
-    dim, unbiased, keepdim = _signature("var_mean", dim, unbiased, keepdim, correction)
+    dim, unbiased, keepdim = _signature("var_mean", input, dim, unbiased, keepdim, correction)
     return (named(_spread(input, dim, unbiased, keepdim, correction, root=False, name="var_mean"),
                   "VarMeanBackward0"),
             named(_welford_mean(input, dim, keepdim), "VarMeanBackward0"))  # torch: one node, two outputs
@@ -175,7 +186,7 @@ def var_mean(input, dim=ALL_DIMS, unbiased=None, keepdim=None, *, correction=Non
 def std_mean(input, dim=ALL_DIMS, unbiased=None, keepdim=None, *, correction=None):
     """``(std(...), mean(...))`` with the same arguments
     (https://pytorch.org/docs/stable/generated/torch.std_mean.html)."""
-    dim, unbiased, keepdim = _signature("std_mean", dim, unbiased, keepdim, correction)
+    dim, unbiased, keepdim = _signature("std_mean", input, dim, unbiased, keepdim, correction)
     return (named(_spread(input, dim, unbiased, keepdim, correction, root=True, name="std_mean"),
                   "StdMeanBackward0"),
             named(_welford_mean(input, dim, keepdim), "StdMeanBackward0"))

@@ -28,7 +28,7 @@ __all__ = ["ATTRIBUTE_INPUTS", "ATTRIBUTE_OPS", "AS_USER", "FILLS_READ", "INT_FI
 ATTRIBUTE_INPUTS = {"Add": ("alpha",), "Sub": ("alpha",), "LeakyRelu": ("negative_slope",), "Addcmul": ("value",),
                     "Elu": ("alpha", "input_scale"), "Threshold": ("threshold", "value"),
                     "Hardtanh": ("min_val", "max_val"), "Softshrink": ("lambd",), "Hardshrink": ("lambd",),
-                    "Softplus": ("beta", "threshold")}
+                    "Softplus": ("beta", "threshold"), "SoftplusBackward": ("beta", "threshold")}
 
 # ember's code whose float arithmetic and comparisons of a traced float are the user's (traced_ints)
 AS_USER = {activation.hardtanh.__code__, activation.softshrink.__code__, activation.celu.__code__,
@@ -102,7 +102,18 @@ def _softplus(tracer, x, attrs, meta):
     return Where, [_call(tracer, Gt, (bx, threshold), _mask(meta)), x, soft], {}
 
 
-# the ops whose float attributes (ATTRIBUTE_INPUTS) become nodes of other ops
+def _softplus_backward(tracer, g, attrs, meta, x):
+    """``softplus_backward(g, x, beta, threshold)`` as eager computes it: ``x * beta > threshold ?
+    g : g * z / (z + 1)``, ``z = exp(x * beta)`` (nan where ``z`` overflows, as torch's)."""
+    beta, threshold = attrs.get("beta", 1.0), attrs.get("threshold", 20.0)
+    bx = _call(tracer, Mul, (x, beta), meta)
+    z = _call(tracer, Exp, (bx,), meta)
+    soft = _call(tracer, Div, (_call(tracer, Mul, (g, z), meta), _call(tracer, Add, (z, 1), meta)), meta)
+    return Where, [_call(tracer, Gt, (bx, threshold), _mask(meta)), g, soft], {}
+
+
+# the ops whose float attributes (ATTRIBUTE_INPUTS) become nodes of other ops (given the op's first
+# input, its other inputs after the attributes and meta: ``SoftplusBackward(g, x)``)
 ATTRIBUTE_OPS = {"Elu": _elu, "Threshold": _threshold, "Hardtanh": _hardtanh, "Hardshrink": _hardshrink,
-                 "Softshrink": _softshrink, "Softplus": _softplus}
+                 "Softshrink": _softshrink, "Softplus": _softplus, "SoftplusBackward": _softplus_backward}
 

@@ -80,7 +80,7 @@ class _AnyFloat:
 
     def __repr__(self):
         return "any float" + " beyond float32's range" * self.huge + "".join(
-            f", {_spell(c[3])} {_HOLDS[c[0]] if c[2] else _NOT[c[0]]} {c[1]!r}" if len(c) == 4
+            f", {_spell(c[3])} {_HOLDS[c[0]] if c[2] else _NOT[c[0]]}" + f" {c[1]!r}" * (c[0] != "huge") if len(c) == 4
             else f", {_spell(c[1])} {'an int' if _to_int(c[1]) else 'a float'}" for c in self.conds)
 
 
@@ -93,8 +93,11 @@ ANY_FLOAT, ANY_HUGE_FLOAT = _AnyFloat(False), _AnyFloat(True)
 
 
 _NAN = float("nan")
-_HOLDS = {"__lt__": "<", "__le__": "<=", "__gt__": ">", "__ge__": ">=", "__eq__": "==", "__ne__": "!="}
-_NOT = {"__lt__": ">=", "__le__": ">", "__gt__": "<=", "__ge__": "<", "__eq__": "!=", "__ne__": "=="}
+_HOLDS = {"__lt__": "<", "__le__": "<=", "__gt__": ">", "__ge__": ">=", "__eq__": "==", "__ne__": "!=",
+          "huge": "is beyond float32's range"}
+_NOT = {"__lt__": ">=", "__le__": ">", "__gt__": "<=", "__ge__": "<", "__eq__": "!=", "__ne__": "==",
+        "huge": "is within float32's range"}
+_CHECKS = {**COMPARISONS, "huge": lambda value, _: _huge(value)}  # (float_conditions' outcomes)
 _ARITHMETIC = {"add": operator.add, "sub": operator.sub, "mul": operator.mul, "div": operator.truediv}
 
 
@@ -108,6 +111,10 @@ def float_conditions(position, uses, made):
     a use of it (its value guarded)."""
     found = []
     computed = [(None, None, None, f) for f in made if (f.how[0] in _PYTHON or type(f) is FloatInt) and position in _positions(f)]
+    # (a float computed from it alone that an op converts checked: beyond float32's range or not, as the
+    # argument's own guard: ``F.elu(x, lr * 1e10)`` raises where it is, the graph's cast gives inf)
+    computed += [("huge", None, _huge(f), f) for f in made if type(f) is TracedFloat and f.how[0] != "argument"
+                 and f.checked and _positions(f) == {position}]
     for name, number, outcome, f in (*uses.compared, *computed):
         how = _how(f)
         if _positions(f) != {position}:
@@ -178,7 +185,7 @@ def _meets(conds, x):
             value = _value(cond[-1], lambda position: x)
         except (ArithmeticError, ValueError, TypeError):  # (``0.0 ** -1``: eager raises it)
             return False
-        if type(value) is not (int if _to_int(cond[-1]) else float) or len(cond) == 4 and COMPARISONS[cond[0]](value, cond[1]) is not cond[2]:
+        if type(value) is not (int if _to_int(cond[-1]) else float) or len(cond) == 4 and _CHECKS[cond[0]](value, cond[1]) is not cond[2]:
             return False
         if type(value) is int and cond[0] != _ANY_INT and not INT_MIN <= value < UINT_END:
             return False
@@ -242,6 +249,9 @@ def any_float(value, conds=()):
 
 
 _OPS = {"add": Add, "sub": Sub, "mul": Mul, "div": Div}
+# the ops that take a number beyond float32's range for a float32 tensor as inf (``x * 1e39``; the others
+# convert it checked: ``clamp(x, max=1e39)``, ``where(c, x, 1e39)``, ``add``'s alpha, the attributes)
+_UNCHECKED = {"Add", "Sub", "Mul", "Div", "Pow", "Eq", "Ne", "Lt", "Le", "Gt", "Ge"}
 _SCALAR = {"shape": (), "dtype": float64, "requires_grad": False}
 
 
@@ -305,6 +315,8 @@ def _float_nodes(tracer, op, args, attrs, dtype, output):
     args, nodes = list(args), {}
     for j, f in floats.items():
         node = _node(tracer, f)
+        if dtype is not float64 and (op.name not in _UNCHECKED or type(j) is str):
+            f.checked = True  # (eager refuses it beyond float32's range: float_conditions guards that)
         if dtype is not float64:
             node = tracer.graph.call_op(ToDtype, (node,), {"dtype": dtype}, dict(_SCALAR, dtype=dtype))
         if op.name in ATTRIBUTE_OPS:
@@ -323,7 +335,7 @@ def _float_nodes(tracer, op, args, attrs, dtype, output):
             args[j] = node
     if nodes:
         meta = {"shape": tuple(output.shape), "dtype": dtype, "requires_grad": output.requires_grad}
-        op, args, attrs = ATTRIBUTE_OPS[op.name](tracer, args[0], dict(attrs, **nodes), meta)
+        op, args, attrs = ATTRIBUTE_OPS[op.name](tracer, args[0], dict(attrs, **nodes), meta, *args[1:])
     _save_traced(output, floats)
     return op, tuple(args), attrs
 
@@ -392,6 +404,7 @@ def fill_node(tracer, array, frame):
                 seen.append(("read by a factory into a constant", "(in the recording)"))
         return
     node = _node(tracer, value)
+    value.checked = dtype is not float64  # (``full((2,), 1e39)`` raises: float_conditions)
     if dtype is not float64:
         node = tracer.graph.call_op(ToDtype, (node,), {"dtype": dtype}, dict(_SCALAR, dtype=dtype))
     meta = dict(_SCALAR, shape=array.shape, dtype=dtype)

@@ -189,7 +189,10 @@ class TracedFloat(float):
     ``round(f, n)``) while the function is recorded:
     ``uses``, the :class:`Uses` of the arguments it comes from; ``how``, ``("argument",
     position)`` or ``(operation, left, right)`` (``("neg", x, None)``), each operand a traced
-    float or a number (:mod:`.dynamic_floats` builds its graph from it)."""
+    float or a number (:mod:`.dynamic_floats` builds its graph from it); ``checked`` once an op
+    of a float32 (or narrower) tensor converts it checked (:func:`.traced_floats.float_conditions`
+    guards its range)."""
+    checked = False
 
     def __new__(cls, value, uses, how):
         self = super().__new__(cls, value)

@@ -154,6 +154,14 @@ def _softplus(a, k, d):
     return f"({bx} > {c_literal(k.get('threshold', 20.0), d)} ? {a[0]} : {soft} / {beta})"
 
 
+def _softplus_backward(a, k, d):
+    """SoftplusBackward(g, x, beta, threshold): g where beta x > threshold, else g z / (z + 1),
+    z = exp(beta x), as eager's and torch's (nan where z overflows)."""
+    bx = f"({a[1]} * {c_literal(k.get('beta', 1.0), d)})"
+    z = f"{_em('exp', d)}({bx})"
+    return f"({bx} > {c_literal(k.get('threshold', 20.0), d)} ? {a[0]} : ({a[0]} * {z}) / ({z} + 1))"
+
+
 def _elu(a, k, d):
     """Elu(x, alpha, scale, input_scale): scale x for x > 0, else alpha scale expm1(input_scale x)
     (ELU, SELU and CELU; +-0 and NaN take the first, as eager's where)."""
@@ -210,6 +218,7 @@ ELEMENTWISE = {
     "Asin": lambda a, k, d: f"{_em('asin', d)}({a[0]})",
     "Acos": lambda a, k, d: f"{_em('acos', d)}({a[0]})",
     "Softplus": _softplus,
+    "SoftplusBackward": _softplus_backward,
     "Mish": lambda a, k, d: f"({a[0]} * {_em('tanh', d)}({_softplus(a, {}, d)}))",  # eager's Mul(x, Tanh(Softplus))
     "LogSigmoid": lambda a, k, d: f"(-{_softplus_of(f'(-{a[0]})', d)})",
     "Elu": _elu,
@@ -578,6 +587,8 @@ def kind_of(node, have_blas):
         a, b = node.args[-2], node.args[-1]
         if not (hasattr(a, "meta") and hasattr(b, "meta") and len(a.meta["shape"]) >= 2
                 and len(b.meta["shape"]) == 2 and _dtype(a) == _dtype(b) == out and 0 not in shape):
+            return None
+        if name == "Matmul" and a.meta["shape"][-1] == 1:  # (an outer product: eager's, -0.0 kept as torch's)
             return None
         if name == "Addmm":  # F.linear's product: its bias a vector over the columns
             bias = node.args[0]
