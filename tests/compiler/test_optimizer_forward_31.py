@@ -5,7 +5,9 @@ inputs' history freed by the discriminator's backward, recorded no backward (its
 reached the freed nodes): its replays ran through the dispatcher, at about ember eager's speed
 (FIX30 made them right). The history before the graph's inputs is autograd's, so the joint
 graph is recorded now and its compiled forward and backward replay (``errD.backward()`` still
-raises at the freed node, as torch's). Plain SGD recompiled at the second call: ``netG.zero_grad()``
+raises at the freed node, as torch's). RMSprop and Adagrad updated the arrays outside ember's
+ops (a graph break: no compiled entry); they have update ops now, as SGD and Adam. Plain SGD
+recompiled at the second call: ``netG.zero_grad()``
 read which of netG's parameters had a ``.grad``; it sets them without reading now, and the guard
 keeps the parameters whose ``.grad`` the call read. ``create_graph=True`` through such a joint
 graph replays its forward from the stepped parameters (it raised "reads its old value").
@@ -14,6 +16,7 @@ import numpy as np
 import pytest
 
 import ember
+from ember._dynamo.utils import counters
 
 torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.usefixtures("fresh_compiler")
@@ -25,6 +28,8 @@ OPTIMIZERS = {
     "sgd": lambda lib, ps: lib.optim.SGD(ps, lr=0.1),
     "sgd_decay": lambda lib, ps: lib.optim.SGD(ps, lr=0.1, weight_decay=0.1),
     "nesterov": lambda lib, ps: lib.optim.SGD(ps, lr=0.1, momentum=0.9, nesterov=True),
+    "rmsprop": lambda lib, ps: lib.optim.RMSprop(ps, lr=0.01, weight_decay=0.1, momentum=0.5, centered=True),
+    "adagrad": lambda lib, ps: lib.optim.Adagrad(ps, lr=0.1, lr_decay=0.01, weight_decay=0.1),
 }
 
 
@@ -138,3 +143,29 @@ def test_the_discriminators_loss_still_raises_at_backward():
     got, f = run(ember, "aot_eager")
     np.testing.assert_allclose(got, run(torch, None)[0], rtol=1e-6)
     assert _compiled(f) == [True]
+
+
+@pytest.mark.parametrize("name", ["RMSprop", "Adagrad"])
+def test_rmsprop_and_adagrad_training_steps_compile_once_with_a_scheduler(name):
+    kwargs = {"RMSprop": dict(lr=0.01, momentum=0.5, weight_decay=0.01, maximize=True), "Adagrad": dict(lr=0.1)}[name]
+
+    def train(lib, compiled):
+        lib.manual_seed(0)
+        model = lib.nn.Sequential(lib.nn.Linear(5, 8), lib.nn.Tanh(), lib.nn.Linear(8, 2))
+        opt = getattr(lib.optim, name)(model.parameters(), **kwargs)
+        sched = lib.optim.lr_scheduler.StepLR(opt, step_size=2, gamma=0.5)
+
+        def step(x):
+            model(x).square().mean().backward()
+            opt.step()
+            opt.zero_grad()
+        run = lib.compile(step, backend="aot_eager") if compiled else step
+        for i in range(5):
+            run(lib.ones(4, 5) * (i + 1) / 5)
+            sched.step()
+        return [p.detach().numpy() for p in model.parameters()]
+    counters.clear()
+    got = train(ember, True)
+    assert counters["stats"]["unique_graphs"] == 1 and not counters["recompiles"] and not counters["graph_break"]
+    for x, y in zip(got, train(torch, False)):
+        np.testing.assert_allclose(x, y, rtol=1e-5, atol=1e-6)

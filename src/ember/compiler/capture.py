@@ -188,9 +188,8 @@ class Tracer(_core.Observer):
             self.graph.traced_operands[node] = self.traced_now
         self.bind(output, node)
         if inplace:  # (the recorded op's mutates: float_nodes may record another op)
-            for i, result in zip(inplace, output):
-                if inputs[i] is not None:
-                    self.op_write(inputs[i], result)
+            for i, result in zip([i for i in inplace if inputs[i] is not None], output):
+                self.op_write(inputs[i], result)
 
     def hyperparameter_inputs(self, op, inputs, args):
         """``args`` of an optimizer's update op with its group's numbers as graph inputs
