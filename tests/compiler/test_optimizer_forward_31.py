@@ -145,9 +145,11 @@ def test_the_discriminators_loss_still_raises_at_backward():
     assert _compiled(f) == [True]
 
 
+@pytest.mark.parametrize("backend", ["aot_eager", "inductor"])  # (inductor: their update ops in C)
 @pytest.mark.parametrize("name", ["RMSprop", "Adagrad"])
-def test_rmsprop_and_adagrad_training_steps_compile_once_with_a_scheduler(name):
-    kwargs = {"RMSprop": dict(lr=0.01, momentum=0.5, weight_decay=0.01, maximize=True), "Adagrad": dict(lr=0.1)}[name]
+def test_rmsprop_and_adagrad_training_steps_compile_once_with_a_scheduler(name, backend):
+    kwargs = {"RMSprop": dict(lr=0.01, momentum=0.5, weight_decay=0.01, maximize=True),
+              "Adagrad": dict(lr=0.1, lr_decay=0.01, weight_decay=0.1)}[name]
 
     def train(lib, compiled):
         lib.manual_seed(0)
@@ -159,7 +161,7 @@ def test_rmsprop_and_adagrad_training_steps_compile_once_with_a_scheduler(name):
             model(x).square().mean().backward()
             opt.step()
             opt.zero_grad()
-        run = lib.compile(step, backend="aot_eager") if compiled else step
+        run = lib.compile(step, backend=backend) if compiled else step
         for i in range(5):
             run(lib.ones(4, 5) * (i + 1) / 5)
             sched.step()
