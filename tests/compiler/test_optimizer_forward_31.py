@@ -7,9 +7,9 @@ reached the freed nodes): its replays ran through the dispatcher, at about ember
 graph is recorded now and its compiled forward and backward replay (``errD.backward()`` still
 raises at the freed node, as torch's). RMSprop and Adagrad updated the arrays outside ember's
 ops (a graph break: no compiled entry); they have update ops now, as SGD and Adam. Plain SGD
-recompiled at the second call: ``netG.zero_grad()``
-read which of netG's parameters had a ``.grad``; it sets them without reading now, and the guard
-keeps the parameters whose ``.grad`` the call read. ``create_graph=True`` through such a joint
+recompiled at the second call: ``netG.zero_grad()`` read which of netG's parameters had a
+``.grad``; it sets them without reading now, and the guard keeps the parameters whose ``.grad``
+the call read. ``create_graph=True`` through such a joint
 graph replays its forward from the stepped parameters (it raised "reads its old value").
 """
 import numpy as np
@@ -35,8 +35,8 @@ OPTIMIZERS = {
 
 def _gan(lib, backend, optimizer, freed=True, detach=False, create_graph=False, calls=4):
     """A GAN step's piece compiled, the losses it is given backpropagated (``freed``) or leaves;
-    per call netD's and netG's ``.grad``, netD's parameters and the generator's loss (or the
-    exception's class where ``errG``'s backward raises); then the compiled function."""
+    per call netD's and netG's ``.grad``, netD's parameters and the generator's loss (plus a
+    penalty on netD's gradients with ``create_graph``); then the compiled function."""
     lib.manual_seed(0)
     nn = lib.nn
     netG = nn.Linear(3, 4)
