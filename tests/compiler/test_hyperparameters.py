@@ -119,8 +119,8 @@ def test_hyperparameters_are_graph_inputs_and_a_zero_one_recompiles():
     assert sum(counters["recompiles"].values()) == 2 and counters["stats"]["unique_graphs"] == 3
 
 
-@pytest.mark.parametrize("name", ["Adadelta", "Adagrad", "Adamax", "ASGD", "NAdam", "RAdam", "RMSprop", "Rprop"])
-def test_optimizer_without_update_op_runs_eagerly_and_correctly(name):
+@pytest.mark.parametrize("name", ["Adadelta", "Adamax", "ASGD", "NAdam", "RAdam", "Rprop"])
+def test_optimizer_without_update_op_runs_eagerly_and_correctly(name):  # (RMSprop, Adagrad: test_optimizer_forward_31)
     # their steps are arithmetic on the arrays, which a recording does not see: the compiled
     # step replayed the forward and backward and left the parameters unchanged (RMSprop: 0.05 off).
     # Now `opt.step()` is a graph break that splits the step: it runs eagerly, the forward and

@@ -3,9 +3,10 @@
 the GEMM that makes the gradient), while eager steps run the same kernels.
 
 The optimizers call them with ``inplace=True``: the parameter and state arrays are updated in
-place (no temporaries beyond one scratch array per parameter) and returned. ``mutates`` names,
-per result, the input it was written into, so the compiler records the call as the functional
-op (``inplace=False``: fresh arrays, the inputs untouched) followed by mutations.
+place (no temporaries beyond one scratch array per parameter) and returned. ``mutates`` names
+the inputs written, in order; the results are those of them given (not None), so the compiler
+records the call as the functional op (``inplace=False``: fresh arrays, the inputs untouched)
+followed by mutations.
 
 The numbers an LR scheduler may change (``hyperparameters``, the op's last inputs) are inputs,
 not attributes: eagerly Python numbers, in a compiled graph 0-d float64 arrays read from the
@@ -19,7 +20,7 @@ import numpy as np  # noqa: F401  (a student's answer to the course's exercises 
 from .._backend import namespace
 from .core import Op
 
-__all__ = ["SgdUpdate", "AdamUpdate"]
+__all__ = ["SgdUpdate", "AdamUpdate", "RmspropUpdate", "AdagradUpdate"]
 
 
 def _numbers(*values):
@@ -122,3 +123,75 @@ class AdamUpdate(Op):
         param -= update
         return (param, m, v, step) if max_v is None else (param, m, v, step, max_v)
         # course:end 06/adam-update
+
+
+class RmspropUpdate(Op):
+    """``(param, grad, square_avg, step, momentum_buffer or None, grad_avg or None, lr, alpha,
+    eps, weight_decay, momentum) -> (param, square_avg, step[, momentum_buffer][, grad_avg])``,
+    updated (the buffer where given: momentum > 0; grad_avg: ``centered``);
+    :class:`ember.optim.RMSprop`'s equations."""
+    promote = None
+    differentiable = False
+    save_inputs = False
+    mutates = (0, 2, 3, 4, 5)
+    hyperparameters = ("lr", "alpha", "eps", "weight_decay", "momentum")
+
+    @classmethod
+    def infer(cls, param, grad, square_avg, step, buf, grad_avg, *hyperparameters, **attrs):
+        return tuple((tuple(t.shape), t.dtype) for t in (param, square_avg, step, buf, grad_avg) if t is not None)
+
+    @staticmethod
+    def forward(param, grad, square_avg, step, buf, grad_avg, lr, alpha, eps, weight_decay, momentum, *,
+                maximize, inplace=False):
+        param, square_avg, step, buf, grad_avg = _fresh(inplace, param, square_avg, step, buf, grad_avg)
+        lr, alpha, eps, weight_decay, momentum = _numbers(lr, alpha, eps, weight_decay, momentum)
+        xp = namespace(param)
+        if maximize:
+            grad = -grad
+        step += 1
+        if weight_decay != 0:
+            grad = grad + weight_decay * param
+        square_avg *= alpha
+        square_avg += (1 - alpha) * grad * grad
+        if grad_avg is not None:
+            grad_avg += (1 - alpha) * (grad - grad_avg)
+            avg = xp.sqrt(square_avg - grad_avg * grad_avg) + eps
+        else:
+            avg = xp.sqrt(square_avg) + eps
+        if buf is not None:
+            buf *= momentum
+            buf += grad / avg
+            param -= lr * buf
+        else:
+            param -= lr * grad / avg
+        return tuple(t for t in (param, square_avg, step, buf, grad_avg) if t is not None)
+
+
+class AdagradUpdate(Op):
+    """``(param, grad, sum, step, lr, lr_decay, weight_decay, eps) -> (param, sum, step)``,
+    updated; :class:`ember.optim.Adagrad`'s equations (its learning rate decays with the 0-d
+    step count, read at each call)."""
+    promote = None
+    differentiable = False
+    save_inputs = False
+    mutates = (0, 2, 3)
+    hyperparameters = ("lr", "lr_decay", "weight_decay", "eps")
+
+    @classmethod
+    def infer(cls, param, grad, state_sum, step, *hyperparameters, **attrs):
+        return tuple((tuple(t.shape), t.dtype) for t in (param, state_sum, step))
+
+    @staticmethod
+    def forward(param, grad, state_sum, step, lr, lr_decay, weight_decay, eps, *, maximize, inplace=False):
+        param, state_sum, step = _fresh(inplace, param, state_sum, step)
+        lr, lr_decay, weight_decay, eps = _numbers(lr, lr_decay, weight_decay, eps)
+        xp = namespace(param)
+        if maximize:
+            grad = -grad
+        step += 1
+        if weight_decay != 0:
+            grad = grad + weight_decay * param
+        clr = lr / (1 + (float(step) - 1) * lr_decay)
+        state_sum += grad * grad
+        param -= clr * grad / (xp.sqrt(state_sum) + eps)
+        return param, state_sum, step

@@ -18,7 +18,6 @@ is then part of the forward graph. A later piece of a split function whose ``bac
 reaches an earlier piece's history runs that statement eagerly (:func:`into_earlier`), through
 the pieces' nodes.
 """
-import copy
 import weakref
 
 import numpy as np
@@ -77,8 +76,10 @@ def record_backward(tracer, outputs, placeholder_tensors):
     (torch's NotImplemented node, ``scatter(reduce=)``): its graph then replays through the
     dispatcher, as autograd sees, and a backward raises as eager's."""
     diff = [(k, t) for k, t in placeholder_tensors if t.requires_grad]
+    # (the history before the inputs is autograd's: a loss a backward freed, read by the call, raises there as eagerly)
+    inputs = {id(t.grad_fn) for _, t in diff if t.grad_fn is not None}
     if not diff or _in_history(outputs, lambda node: getattr(node, "_freed", False)
-                               or getattr(node, "op", None) is NotImplementedLink):
+                               or getattr(node, "op", None) is NotImplementedLink, inputs):
         return None
     leaves = {id(t._node) for _, t in diff if t.grad_fn is None}
     if _in_history(outputs, lambda node: id(node) not in leaves and runs_hooks(node)):
@@ -121,12 +122,13 @@ def runs_hooks(node):
                 or getattr(getattr(node, "fn", None), "runs_hooks", False))
 
 
-def _in_history(tensors, found):
-    """Whether the autograd history of ``tensors`` reaches a node for which ``found`` is true."""
+def _in_history(tensors, found, stop=()):
+    """Whether the autograd history of ``tensors`` reaches a node for which ``found`` is true
+    (not walking into the nodes whose ids are in ``stop``)."""
     todo, seen = [t.grad_fn for t in tensors], set()
     while todo:
         node = todo.pop()
-        if node is None or id(node) in seen:
+        if node is None or id(node) in seen or id(node) in stop:
             continue
         if found(node):
             return True
@@ -321,12 +323,43 @@ def apply_compiled(runner, sizes, tensors):
 
 def _reads_mutated(graph):
     """Whether an output of ``graph`` depends on a placeholder the graph writes in place (its
-    old value, which a replay after the call no longer finds)."""
-    depends = {p for p, _ in graph.mutations}
+    old value, which a replay after the call no longer finds), other than through the values
+    written (the placeholder holds them after the call: :func:`_after_writes`)."""
+    depends, written = {p for p, _ in graph.mutations}, _written(graph)
     for n in graph.nodes:
-        if n.op == "call_op" and depends & set(nodes_in((n.args, n.kwargs))):
+        if n.op == "call_op" and n not in written and depends & set(nodes_in((n.args, n.kwargs))):
             depends.add(n)
     return any(o in depends for o in graph.outputs if isinstance(o, Node))
+
+
+def _written(graph):
+    """``{value node: placeholder}`` of the mutations of ``graph`` (a value of the placeholder's
+    shape and dtype, the first placeholder it is written into)."""
+    written = {}
+    for p, v in graph.mutations:
+        if isinstance(v, Node) and v.op == "call_op" and (v.meta.get("shape"), v.meta.get("dtype")) == (
+                p.meta.get("shape"), p.meta.get("dtype")):
+            written.setdefault(v, p)
+    return written
+
+
+def _after_writes(graph):
+    """A copy of the forward ``graph`` of a call that wrote its mutations, for a differentiable
+    backward to replay from the call's inputs as they are after it (:func:`_recorded_backward`):
+    each value written into a placeholder is read from the placeholder (an optimizer's step,
+    then a forward through the stepped parameters: the parameters, whose gradient the forward's
+    gives); no mutations."""
+    written, env, copied = _written(graph), {}, Graph()
+    for p in graph.placeholders:
+        env[p] = copied.placeholder(p.name, p.meta)
+    for n in graph.nodes:
+        if n in written:
+            env[n] = env[written[n]]
+        elif n.op == "call_op":
+            env[n] = copied.call_op(n.target, _remap(n.args, env), _remap(n.kwargs, env), n.meta)
+    copied.output([_remap(v, env) for v in graph.outputs])
+    copied.symbols, copied.symbol_ranges = graph.symbols, graph.symbol_ranges
+    return copied
 
 
 def split(graph, sources, forward_ids, grads, grad_layouts=None):
@@ -536,11 +569,9 @@ def _recorded_backward(ctx, wanted):
         raise RuntimeError("ember.compile: a gradient of a gradient (create_graph=True) through a compiled "
                            "graph that writes one of its inputs in place and reads its old value is not "
                            "supported; run this function eagerly (ember.compiler.disable)")
-    if joint.recorded is None:
-        forward = copy.copy(joint.forward)
-        forward.mutations = []  # the call wrote them already
-        joint.recorded = replay.dispatch(forward), replay.dispatch(joint.backward)
-    run_forward, run_backward = joint.recorded
+    if joint.recorded is None:  # (the call wrote the mutations already)
+        joint.recorded = replay.dispatch(_after_writes(joint.forward)), {}
+    run_forward, backwards = joint.recorded
     if ctx.rng_state is not None:
         state = _random.get_rng_state()
         _random.set_rng_state(ctx.rng_state)
@@ -549,9 +580,19 @@ def _recorded_backward(ctx, wanted):
     finally:
         if ctx.rng_state is not None:
             _random.set_rng_state(state)
-    dtypes = [p.meta["dtype"] for p in joint.backward.placeholders[len(saved):]]
-    grads = [Tensor._make(np.zeros(shape, d.np)) if g is None else g
-             for g, shape, d in zip(wanted, ctx.output_shapes, dtypes)]
+    # outputs the loss did not use: their branch left out, as in backward (no zero gradient
+    # flows into an input: a leaf's .grad stays None, a freed history is not reached)
+    missing = tuple(i for i, g in enumerate(wanted) if g is None)
+    if missing not in backwards:
+        pruned = without_gradients(joint.backward, len(saved), missing) if missing else None
+        backwards[missing] = (replay.dispatch(pruned[0]), pruned[1]) if pruned else (replay.dispatch(joint.backward), None)
+    run_backward, metas = backwards[missing]
+    if metas is None:
+        dtypes = [p.meta["dtype"] for p in joint.backward.placeholders[len(saved):]]
+        grads = [Tensor._make(np.zeros(shape, d.np)) if g is None else g
+                 for g, shape, d in zip(wanted, ctx.output_shapes, dtypes)]
+    else:
+        grads = [g for g in wanted if g is not None] + [Tensor._make(np.zeros(m["shape"], m["dtype"].np)) for m in metas]
     results = runner.invoke(run_backward, saved + grads, ctx.sizes)
     gradients = [None] * (2 + runner.n_inputs)
     for k, j in joint.grad_slots:

@@ -99,7 +99,7 @@ class Capture:
         self.graph, self.sources, self.grad_written = graph, sources, set()  # (whose .grad the call set first)
         self.output, self.output_nodes, self.grad_sets, self.layouts, self.views = None, [], [], [], []
         self.attr_sets, self.float_sets, self.freed = [], [], []  # (freed: a replay gives them a freed node, aot.py)
-        self.breaks, self.ran_backward, self.reads_grad, self.pieces, self.read_names = [], False, False, [graph], None
+        self.breaks, self.ran_backward, self.reads_grad, self.pieces, self.read_names = [], False, frozenset(), [graph], None
         self.group_writes, self.grad_required, self.input_grad_sets, self.input_hooks = [], [], [], []
 
     def require_grads(self, inputs):
@@ -116,7 +116,7 @@ class Capture:
 
 class Tracer(_core.Observer):
     """The observer that builds the graph while the function runs."""
-    history, reads_grad, retained = frozenset(), False, ()  # ids of nodes made before the call; a .grad read; aot.py
+    history, reads_grad, retained = frozenset(), frozenset(), ()  # ids: nodes made before the call, tensors whose .grad it read; aot.py
     double, group_before, stashed, hooks_added, rewrote = False, {}, {}, (), False  # create_graph backward ran; group_replay; input_grads; Capture
 
     def __init__(self, known, fullgraph):
@@ -188,9 +188,8 @@ class Tracer(_core.Observer):
             self.graph.traced_operands[node] = self.traced_now
         self.bind(output, node)
         if inplace:  # (the recorded op's mutates: float_nodes may record another op)
-            for i, result in zip(inplace, output):
-                if inputs[i] is not None:
-                    self.op_write(inputs[i], result)
+            for i, result in zip([i for i in inplace if inputs[i] is not None], output):
+                self.op_write(inputs[i], result)
 
     def hyperparameter_inputs(self, op, inputs, args):
         """``args`` of an optimizer's update op with its group's numbers as graph inputs
@@ -568,7 +567,7 @@ def _finish(tracer, cap, result, sets, floats):
         if known is not None and known[0][0] == "grad" and known[0][1] is p:
             continue  # the same gradient array, updated in place if at all
         if grad is None:
-            if any(s[0] == "grad" and s[1] is p for s, _ in tracer.known.values()):
+            if id(p) in tracer.grad_written or any(s[0] == "grad" and s[1] is p for s, _ in tracer.known.values()):
                 cap.grad_sets.append((p, None))
             continue
         node = tracer.value.get(id(grad._data))

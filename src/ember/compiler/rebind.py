@@ -21,7 +21,7 @@ import weakref
 
 from .contents import container, scalar, scalar_key
 from .guards import holds
-from .sources import ATTRIBUTES, AttributesRead, fetcher
+from .sources import ATTRIBUTES, Narrowed, fetcher
 from .structure import is_slot, same_container
 from .traced_floats import ReturnedFloat
 
@@ -148,7 +148,7 @@ def _rebound(entry, world, facts):
     names = {name for name, _ in entry.facts}
     moved = copy.copy(entry)
     kept = dict(entry.facts)  # (a narrowed guard stays narrowed: the next module of the class shares it too)
-    moved.facts = [(name, kept[name] if isinstance(kept[name], AttributesRead) else value)
+    moved.facts = [(name, kept[name] if isinstance(kept[name], Narrowed) else value)
                    for name, value in facts if name in names]
     moved.places, moved.sources, moved.rebound, moved.counted = places(world), sources, True, False
     moved.cap = copy.copy(entry.cap)

@@ -17,57 +17,55 @@ from ..autograd.graph import AccumulateGrad
 from .input_grads import INPUT_GRADS, INPUT_HOOKS
 from .structure import flatten
 
-__all__ = ["relevant", "AttributesRead", "ATTRIBUTES", "input_names", "known_arrays",
+__all__ = ["relevant", "Narrowed", "AttributesRead", "GradsRead", "ATTRIBUTES", "GRADS", "input_names", "known_arrays",
            "placeholder_tensors", "world_arrays", "root_array", "fetcher", "escapes", "history_nodes", "written_view_of"]
 
 
 def relevant(facts, cap):
     """The guards a capture depends on: without a backward, a ``.grad`` read or an optimizer
-    update, not which parameters have a ``.grad`` nor the optimizers' state; nor the former
-    where the call set every parameter's ``.grad`` before reading any (a step starting with
-    ``zero_grad()``: its first call, without gradients, and the later ones share a graph); nor
-    which inputs have a ``.grad`` where the call read none (a backward's adds: input_grads.py),
-    nor their gradient hooks without a backward; of the modules' attributes, those its code
-    could read (:class:`AttributesRead`)."""
+    update, not which parameters have a ``.grad`` nor the optimizers' state; nor, of the former,
+    the parameters whose ``.grad`` the call set before reading it (a step starting with
+    ``zero_grad()``: its first call, without gradients, and the later ones share a graph; a GAN's
+    ``netG.zero_grad()`` after the discriminator's step: :class:`GradsRead`); nor which inputs
+    have a ``.grad`` where the call read none (a backward's adds: input_grads.py), nor their
+    gradient hooks without a backward; of the modules' attributes, those its code could read
+    (:class:`AttributesRead`)."""
     grads = cap.reads_grad or any(s[0] == "grad" for s in cap.sources)
+    read = None
     if not (cap.ran_backward or grads or any(s[0] in ("state", "hyper") for s in cap.sources)):
         drop = ("which parameters", "optimizer")
-    elif not grads and set(dict(facts).get("parameter identity", ())) <= cap.grad_written:
-        drop = ("which parameters have .grad",)
     else:
-        drop = ()
+        params = dict(facts).get("parameter identity", ())
+        unset = {id(s[1]) for s in cap.sources if s[0] == "grad"} | cap.reads_grad | (set(params) - cap.grad_written)
+        read = tuple(i for i, p in enumerate(params) if p in unset)
+        drop = () if read else ("which parameters have .grad",)
     if not (cap.reads_grad or any(s[0] == "input_grad" for s in cap.sources)):
         drop += (INPUT_GRADS,)  # (a forward alone: a backward run after it sets x.grad, no recompile)
     if not cap.ran_backward:
         drop += (INPUT_HOOKS,)
     names = cap.read_names
-    return [(name, AttributesRead(value, names) if names is not None and name == ATTRIBUTES else value)
+    return [(name, AttributesRead(value, names) if names is not None and name == ATTRIBUTES else
+             GradsRead(value, read) if name == GRADS and read is not None and len(read) < len(value) else value)
             for name, value in facts if not (drop and name.startswith(drop))]
 
 
 ATTRIBUTES = "Python values of the modules' attributes (also in lists, dicts, plain objects: self.cfg.scale)"
+GRADS = "which parameters have .grad"
 
 
-class AttributesRead:
-    """The guard on the modules' attribute values (per module ``((name, ...), ...)``, see
-    :func:`~.guards.snapshot`) narrowed to the attributes named in ``names``, the ones a
-    capture's code could read (:func:`~.side_effects.names_read`): equal to a call's whole value
-    when those are, so modules differing in an attribute nothing read share a graph (torch's
-    dynamo guards the attributes it traced a read of: twelve blocks, each with its own unread
-    ``self.index``, compile once)."""
-    __slots__ = ("names", "value")
+class Narrowed:
+    """A guard's value (a tuple) narrowed to the part a capture could read (``names``: which
+    part): equal to a call's whole value when that part is."""
+    __slots__ = ("names", "value", "length")
 
     def __init__(self, value, names):
-        self.names = names
+        self.names, self.length = names, len(value)
         self.value = self._narrow(value)
 
-    def _narrow(self, value):
-        return tuple([tuple([a for a in attrs if a[0] in self.names]) for attrs in value])
-
     def __eq__(self, other):
-        if isinstance(other, AttributesRead):
-            return self.names == other.names and self.value == other.value
-        return isinstance(other, tuple) and len(other) == len(self.value) and self._narrow(other) == self.value
+        if isinstance(other, Narrowed):
+            return type(self) is type(other) and self.names == other.names and self.value == other.value
+        return isinstance(other, tuple) and len(other) == self.length and self._narrow(other) == self.value
 
     def __ne__(self, other):
         return not self.__eq__(other)
@@ -77,6 +75,31 @@ class AttributesRead:
 
     def __repr__(self):
         return repr(self.value)
+
+
+class AttributesRead(Narrowed):
+    """The guard on the modules' attribute values (per module ``((name, ...), ...)``, see
+    :func:`~.guards.snapshot`) narrowed to the attributes named in ``names``, the ones a
+    capture's code could read (:func:`~.side_effects.names_read`): equal to a call's whole value
+    when those are, so modules differing in an attribute nothing read share a graph (torch's
+    dynamo guards the attributes it traced a read of: twelve blocks, each with its own unread
+    ``self.index``, compile once)."""
+    __slots__ = ()
+
+    def _narrow(self, value):
+        return tuple([tuple([a for a in attrs if a[0] in self.names]) for attrs in value])
+
+
+class GradsRead(Narrowed):
+    """The guard on which parameters have a ``.grad`` narrowed to the positions ``names`` of
+    those whose ``.grad`` the call could read: not those it set first (a GAN step's
+    ``netG.zero_grad()`` after ``optD.step()``: its first call finds netG without gradients, the
+    later ones with the last backward's, and all share a graph; torch's dynamo guards the
+    ``.grad`` it traced a read of)."""
+    __slots__ = ()
+
+    def _narrow(self, value):
+        return tuple([value[i] for i in self.names])
 
 
 def history_nodes(world):

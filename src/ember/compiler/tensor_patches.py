@@ -47,12 +47,12 @@ def _breaking(name, original):
 
 
 def _grad_watch(name, original):
-    # a .grad read before set: which parameters have one is then a guard (sources.relevant); one
+    # a .grad read before set (reads_grad: whose): whether it has one is then a guard (sources.relevant); one
     # set first (zero_grad()'s None) is noted in grad_written
     def read(tensor):
         for tracer in recording():
             if id(tensor) not in tracer.grad_written:
-                tracer.reads_grad = True
+                tracer.reads_grad = tracer.reads_grad | {id(tensor)}
             if id(tensor) in tracer.stashed:  # an input's .grad held aside (input_grads.py)
                 restore_read(tracer, tensor)
         return original.fget(tensor)

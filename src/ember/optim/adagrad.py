@@ -1,5 +1,6 @@
 """Adagrad: per-coordinate learning rates from accumulated squared gradients (``torch.optim.Adagrad``)."""
-from .._backend import namespace
+from .._ops.core import apply
+from .._ops.optim import AdagradUpdate
 from .optimizer import Optimizer, _check_nonnegative, _full, _step_tensor
 
 __all__ = ["Adagrad"]
@@ -53,16 +54,14 @@ class Adagrad(Optimizer):
         return {"step": _step_tensor(),
                 "sum": _full(param, group["initial_accumulator_value"])}
 
-    def _update(self, param, grad, state, group):
-        xp = namespace(param)
-        state["step"]._data += 1
-        t = float(state["step"]._data)
-        if group["weight_decay"] != 0:
-            grad = grad + group["weight_decay"] * param
-        clr = group["lr"] / (1 + (t - 1) * group["lr_decay"])
-        state_sum = state["sum"]._data
-        state_sum += grad * grad
-        param -= clr * grad / (xp.sqrt(state_sum) + group["eps"])
+    hyperparameters = ("lr", "lr_decay", "weight_decay", "eps")
+
+    def _step_param(self, p, state, group):
+        written = [p, state["sum"], state["step"]]
+        apply(AdagradUpdate, p, p.grad, *written[1:], *self._hyperparameters(group), maximize=group["maximize"],
+              inplace=True)
+        for t in written:
+            t._versions[0] += 1
 
     def share_memory(self):
         """Kept for PyTorch compatibility: ember's CPU state needs no sharing step."""

@@ -355,13 +355,13 @@ class Optimizer:
         return [group[key] if type(key) is str else group[key[0]][key[1]] for key in self.hyperparameters]
 
     def _step_param(self, p, state, group):
-        """Updates ``p`` from ``p.grad``: through an update op (SGD, Adam), or by default through
+        """Updates ``p`` from ``p.grad``: through an update op (SGD, Adam, RMSprop, Adagrad), or by default through
         ``_update`` on the arrays."""
         if OBSERVERS:  # arithmetic on arrays is invisible to a compiled step's recording
             for observer in tuple(OBSERVERS):
                 if hasattr(observer, "graph_break"):
                     observer.graph_break(f"{type(self).__name__}.step updates the parameters outside ember's "
-                                         f"ops (of the optimizers, SGD, Adam and AdamW have update ops)")
+                                         f"ops (of the optimizers, SGD, Adam, AdamW, RMSprop and Adagrad have update ops)")
         grad = p.grad._data
         self._update(p._data, -grad if group.get("maximize", False) else grad, state, group)
         p._versions[0] += 1

@@ -1,5 +1,6 @@
 """RMSprop: gradient scaled by a running root mean square (``torch.optim.RMSprop``)."""
-from .._backend import namespace
+from .._ops.core import apply
+from .._ops.optim import RmspropUpdate
 from .optimizer import Optimizer, _check_nonnegative, _step_tensor, _zeros
 
 __all__ = ["RMSprop"]
@@ -55,25 +56,14 @@ class RMSprop(Optimizer):
             state["grad_avg"] = _zeros(param)
         return state
 
-    def _update(self, param, grad, state, group):
-        xp = namespace(param)
-        alpha, momentum, weight_decay = group["alpha"], group["momentum"], group["weight_decay"]
-        state["step"]._data += 1
-        if weight_decay != 0:
-            grad = grad + weight_decay * param
-        square_avg = state["square_avg"]._data
-        square_avg *= alpha
-        square_avg += (1 - alpha) * grad * grad
-        if group["centered"]:
-            grad_avg = state["grad_avg"]._data
-            grad_avg += (1 - alpha) * (grad - grad_avg)
-            avg = xp.sqrt(square_avg - grad_avg * grad_avg) + group["eps"]
-        else:
-            avg = xp.sqrt(square_avg) + group["eps"]
-        if momentum > 0:
-            buf = state["momentum_buffer"]._data
-            buf *= momentum
-            buf += grad / avg
-            param -= group["lr"] * buf
-        else:
-            param -= group["lr"] * grad / avg
+    hyperparameters = ("lr", "alpha", "eps", "weight_decay", "momentum")
+
+    def _step_param(self, p, state, group):
+        # (a buffer only with momentum, a gradient average only centered: KeyError without, as torch's)
+        written = [p, state["square_avg"], state["step"], state["momentum_buffer"] if group["momentum"] > 0 else None,
+                   state["grad_avg"] if group["centered"] else None]
+        apply(RmspropUpdate, p, p.grad, *written[1:], *self._hyperparameters(group), maximize=group["maximize"],
+              inplace=True)
+        for t in written:
+            if t is not None:
+                t._versions[0] += 1

@@ -12,7 +12,7 @@ import numpy as np
 from ..._ops.rnn import GATES, INPUTS, RESULTS
 from ..symbolic import Expr
 from . import conv, copies, gather, indexing, pool, sort
-from .updates import UPDATES, update_attrs, update_of
+from .updates import STEPS, UPDATES, update_attrs, update_of
 
 __all__ = ["CTYPES", "kind_of", "cat_dim", "norm_backward_operands", "channel_axes", "elementwise_expr", "c_literal", "VIEWS", "update_of",
            "operands", "reads", "Part", "ROW_REDUCTIONS"]
@@ -296,7 +296,7 @@ def reads(node):
 
 
 def _update_ok(node):
-    """All array operands of the parameter's shape and dtype (Adam's step: any 0-d number), the
+    """All array operands of the parameter's shape and dtype (a step count: any 0-d number), the
     hyperparameters numbers or 0-d float64 inputs."""
     n = len(node.target.hyperparameters)
     args = [a for a in node.args[:len(node.args) - n] if a is not None]
@@ -309,7 +309,7 @@ def _update_ok(node):
     if not all(a.meta["shape"] == () and _dtype(a) == np.float64 if hasattr(a, "meta") else
                isinstance(a, (int, float, np.number)) for a in node.args[len(node.args) - n:]):
         return False
-    step = node.args[4] if node.target.name == "AdamUpdate" else None
+    step = node.args[STEPS[node.target.name]] if node.target.name in STEPS else None
     return all((a.meta["shape"] == () and _dtype(a) in CTYPES) if a is step else
                (a.meta["shape"] == shape and _dtype(a) == dtype) for a in args)
 

@@ -1,14 +1,14 @@
-"""Optimizer updates in C: the equations of the update ops (``SgdUpdate``, ``AdamUpdate`` of
-``ember._ops.optim``) as C expressions, one per result, fused into the loop that also computes the
-gradient (the elementwise kernels of :mod:`.kernels`). The hyperparameters are graph inputs (0-d
+"""Optimizer updates in C: the equations of the update ops (``SgdUpdate``, ``AdamUpdate``,
+``RmspropUpdate``, ``AdagradUpdate`` of ``ember._ops.optim``) as C expressions, one per result,
+fused into the loop that also computes the gradient (the elementwise kernels of :mod:`.kernels`). The hyperparameters are graph inputs (0-d
 float64 placeholders read at each call) or constants; a constant 0 leaves its term out.
-Sources: ``torch.optim.SGD`` and ``torch.optim.Adam``/``AdamW`` (their documented algorithms).
+Sources: ``torch.optim.SGD``, ``Adam``/``AdamW``, ``RMSprop`` and ``Adagrad`` (their documented algorithms).
 """
 import operator
 
 import numpy as np
 
-__all__ = ["UPDATES", "update_attrs", "update_of", "joins_updates"]
+__all__ = ["UPDATES", "STEPS", "update_attrs", "update_of", "joins_updates"]
 
 
 def _sgd(a, k, d, index):
@@ -62,6 +62,55 @@ def _adam(a, k, d, index):
     return f"({p} - {new_m} / {denom} * {h(f'{lr} / (1.0 - pow({beta1}, {t}))')})"
 
 
+def _rmsprop(a, k, d, index):
+    """RMSprop's equations (ember.optim.RMSprop): param, grad, square_avg, step, momentum buffer
+    or None, grad_avg or None (centered), then the hyperparameters -> the param, square_avg,
+    step, buffer and grad_avg given, updated."""
+    h = _scalar(d)
+    p, g, sq, step, buf, grad_avg, lr, alpha, eps, weight_decay, momentum = a
+    role = [r for r, x in zip(("param", "square_avg", "step", "buf", "grad_avg"), (p, sq, step, buf, grad_avg))
+            if x is not None][index]
+    if role == "step":
+        return f"({step} + 1)"
+    if k["maximize"]:
+        g = f"(-{g})"
+    if "weight_decay" not in k["zero"]:
+        g = f"({g} + {h(weight_decay)} * {p})"
+    f = "f" if d == np.float32 else ""
+    new_sq = f"({sq} * {h(alpha)} + {h(f'1.0 - {alpha}')} * {g} * {g})"
+    new_avg = None if grad_avg is None else f"({grad_avg} + {h(f'1.0 - {alpha}')} * ({g} - {grad_avg}))"
+    if role == "square_avg":
+        return new_sq
+    if role == "grad_avg":
+        return new_avg
+    avg = f"(sqrt{f}({new_sq}) + {h(eps)})" if new_avg is None else \
+        f"(sqrt{f}({new_sq} - {new_avg} * {new_avg}) + {h(eps)})"
+    if buf is None:
+        return f"({p} - {h(lr)} * {g} / {avg})"
+    new_buf = f"({buf} * {h(momentum)} + {g} / {avg})"
+    return new_buf if role == "buf" else f"({p} - {h(lr)} * {new_buf})"
+
+
+def _adagrad(a, k, d, index):
+    """Adagrad's equations (ember.optim.Adagrad): param, grad, sum, step, then the
+    hyperparameters -> param, sum, step, updated; the decayed learning rate computed in double
+    from the step count, as eagerly (Python floats), then rounded to ``d``."""
+    h = _scalar(d)
+    p, g, state_sum, step, lr, lr_decay, weight_decay, eps = a
+    if index == 2:
+        return f"({step} + 1)"
+    if k["maximize"]:
+        g = f"(-{g})"
+    if "weight_decay" not in k["zero"]:
+        g = f"({g} + {h(weight_decay)} * {p})"
+    new_sum = f"({state_sum} + {g} * {g})"
+    if index == 1:
+        return new_sum
+    f = "f" if d == np.float32 else ""
+    clr = lr if "lr_decay" in k["zero"] else f"{lr} / (1.0 + ((double)({step} + 1) - 1.0) * {lr_decay})"
+    return f"({p} - {h(clr)} * {g} / (sqrt{f}({new_sum}) + {h(eps)}))"
+
+
 def _scalar(d):
     """A scalar C expression computed in double, rounded to the ``d`` of the arrays (as eager
     NumPy rounds a Python float operand)."""
@@ -70,7 +119,8 @@ def _scalar(d):
 
 
 # Optimizer updates: several results, each picked by a getitem node that becomes a loop member.
-UPDATES = {"SgdUpdate": _sgd, "AdamUpdate": _adam}
+UPDATES = {"SgdUpdate": _sgd, "AdamUpdate": _adam, "RmspropUpdate": _rmsprop, "AdagradUpdate": _adagrad}
+STEPS = {"AdamUpdate": 4, "RmspropUpdate": 3, "AdagradUpdate": 3}  # where an update's 0-d step count is
 
 
 def update_attrs(update):

@@ -560,10 +560,10 @@ class Module(HooksMixin, StateDictMixin, ConversionMixin):
     def zero_grad(self, set_to_none=True):
         """Resets the gradients of all parameters: to None, or to zeros in place."""
         for p in self.parameters():
-            if p.grad is None:
+            if set_to_none:  # (set without reading it: a compiled step's graph then does not
+                p.grad = None  # depend on which parameters had a gradient before it)
+            elif p.grad is None:
                 continue
-            if set_to_none:
-                p.grad = None
             else:
                 if p.grad.grad_fn is not None:
                     p.grad.detach_()
