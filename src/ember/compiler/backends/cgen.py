@@ -27,7 +27,7 @@ from .python import label
 from ..symbolic import Expr, at_least_1, c_spelling, free_symbols
 from .locs import coverage
 from .plan import _align, _args, _numel, contiguous_strides, scatter_loc
-from .toolchain import compile_cost, loop_nest, row_loops as toolchain_row_loops, simd_reduction
+from .toolchain import compile_cost, loop_nest, row_loops, simd_reduction
 
 __all__ = ["generate", "collapse", "CSource"]
 
@@ -194,9 +194,6 @@ def _loop_kernel(src, kernel, fname, rows):
     parallel = not isinstance(_numel(domain), Expr) and _numel(domain) >= OMP_MIN_ELEMENTS
     alias = {plan.loc[a].storage.resolve() for a in leaves} & {plan.loc[n].storage.resolve() for n in stores}
     hoist = not alias and isinstance(dims[-1], int) and dims[-1] > 0  # the row's invariants before its loop
-
-    def row_loops(dims, loop_vars, body, parallel):
-        return toolchain_row_loops(dims, loop_vars, body, parallel, hoist)
     tans = re.findall(r"em_(?:tan|sin|cos)f\((t\d+)\)", "\n".join(values))
     if tans:  # float32 tan, sin, cos: the _near forms; a rerun with the exact ones if an argument is beyond (a first pass if in place)
         wide = [f"wide |= {' || '.join(f'fabsf({t}) >= EM_TANF_NEAR' for t in tans)};"]
@@ -204,11 +201,11 @@ def _loop_kernel(src, kernel, fname, rows):
         reduction = parallel and "reduction(|:wide)"
         lines.append("    int wide = 0;  /* an argument of tan, sin or cos beyond the _near forms' range */")
         if alias:
-            lines += row_loops(dims, loop_vars, values + wide, reduction) + ["    if (!wide) {"]
-            lines += ["    " + ln for ln in row_loops(dims, loop_vars, fast, parallel)] + ["        return;", "    }"]
+            lines += row_loops(dims, loop_vars, values + wide, reduction, hoist) + ["    if (!wide) {"]
+            lines += ["    " + ln for ln in row_loops(dims, loop_vars, fast, parallel, hoist)] + ["        return;", "    }"]
         else:
-            lines += row_loops(dims, loop_vars, fast + wide, reduction) + ["    if (!wide) return;"]
-    lines += row_loops(dims, loop_vars, body.lines, parallel)
+            lines += row_loops(dims, loop_vars, fast + wide, reduction, hoist) + ["    if (!wide) return;"]
+    lines += row_loops(dims, loop_vars, body.lines, parallel, hoist)
     return lines + ["}"], outer
 
 
