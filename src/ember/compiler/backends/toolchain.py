@@ -158,23 +158,49 @@ def loop_nest(loop_vars, sizes, statement):
     return lines + [f"{'    ' * (len(lines) + 1)}{statement}"]
 
 
-def row_loops(dims, loop_vars, body, parallel):
+def row_loops(dims, loop_vars, body, parallel, hoist=False):
     """C lines of the loops of a fused elementwise kernel (cgen._loop_kernel), the outer over
     rows r0..r1, around ``body``; ``parallel``: OpenMP threads over the outer loop (a string:
     the pragma's clause). The innermost loop is marked free of loop-carried dependences: GCC's
     ``ivdep``, or, where it is the parallel one too (one dimension), ``omp parallel for simd``
-    (nothing may stand between ``omp parallel for`` and its loop)."""
+    (nothing may stand between ``omp parallel for`` and its loop). ``hoist`` (where no operand
+    shares memory with a store and the innermost loop runs): the values that loop does not
+    change are computed just before it (:func:`row_invariant`; two dimensions or more)."""
+    hoisted, body = row_invariant(body, loop_vars[-1]) if hoist and len(dims) > 1 else ((), body)
     simd = " simd" if len(dims) == 1 else ""
     lines = [f"    #pragma omp parallel for{simd}{'' if parallel is True else ' ' + parallel}"] if parallel else []
     indent = "    "
     for d, (v, n) in enumerate(zip(loop_vars, dims)):
         lo, hi = ("r0", "r1") if d == 0 else ("0", str(n))
+        if d == len(dims) - 1 and d > 0:
+            lines += [indent + ln for ln in hoisted]
         if d == len(dims) - 1 and not (d == 0 and parallel):
             lines.append(indent + "#pragma GCC ivdep")
         lines.append(f"{indent}for (long {v} = {lo}; {v} < {hi}; {v}++) {{")
         indent += "    "
     lines += [indent + ln for ln in body]
     return lines + ["    " * (len(dims) - d) + "}" for d in range(len(dims))]
+
+
+_DEFINITION = re.compile(r"^[A-Za-z_][\w ]* (t\d+) = (.*);$")
+
+
+def row_invariant(body, var):
+    """(the lines of a loop body, ``T tK = expr;`` values then stores, that do not change along
+    the loop over ``var``: loads ``var`` does not index and the values of these alone; the
+    rest). GCC hoists neither such loads past the loop's stores, which may alias them, nor the
+    math on them: a layer norm's ``1 / sqrtf(var + eps)`` was computed for each vector of its
+    row (a square root and a division: 36 -> 11 us per [1024, 128] on Zen 4, the same bits)."""
+    hoisted, rest, varying = [], [], set()
+    for line in body:
+        match = _DEFINITION.match(line)
+        names = set(re.findall(r"\w+", match.group(2))) if match else set()
+        if match and var not in names and not names & varying and all(map(_DEFINITION.match, rest)):
+            hoisted.append(line)
+        else:
+            rest.append(line)
+            varying.update(match.groups()[:1] if match else ())
+    return hoisted, rest
 
 
 @functools.lru_cache(maxsize=None)
