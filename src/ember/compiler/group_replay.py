@@ -7,7 +7,7 @@ arguments (``g["lr"] = lr``, ``= base * (it + 1) / warmup``: a traced float,
 :mod:`.traced_floats`), or a tuple of those (:func:`group_writes`). torch's dynamo replays such
 dict writes after its graph; a replay does too (:func:`replay_writes`), each entry a plain
 number as eager leaves it, and an update op after the write takes the written value
-(``capture.Tracer.hyperparameter_inputs``: :func:`written`), not the group's at the call's start.
+(:func:`hyperparameter_inputs`: :func:`written`), not the group's at the call's start.
 """
 import numpy as np
 

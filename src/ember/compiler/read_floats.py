@@ -83,14 +83,15 @@ def _steps(value):
     return []
 
 
-def float_reads(fn, args, kwargs):
-    """``{path: value}`` of the floats the call of ``fn`` can read (see the module's docstring)."""
+def float_reads(fn, args, kwargs, kinds=(float,)):
+    """``{path: value}`` of the floats the call of ``fn`` can read (see the module's docstring);
+    ``kinds``: the types taken as floats (:mod:`.path_writes`' traced floats too)."""
     found, seen = {}, set()
 
     def walk(path, value, depth):
         if len(found) >= _MOST:
             return
-        if type(value) is float:
+        if type(value) in kinds:
             found[path] = value
         elif depth < _DEPTH and id(value) not in seen:
             seen.add(id(value))
@@ -98,7 +99,7 @@ def float_reads(fn, args, kwargs):
                 walk(path + (step,), item, depth + 1)
     try:
         for root, value in _roots(fn, args, kwargs):
-            walk((root,), value, 0 if root[0] in ("self", "arg") or type(value) is float else 1)
+            walk((root,), value, 0 if root[0] in ("self", "arg") or type(value) in kinds else 1)
     except Exception:  # (an object whose __dict__ cannot be read: nothing taken)
         return {}
     return found
@@ -150,14 +151,17 @@ def _key(value):
     return repr(value) if type(value) is float else None
 
 
-def changed_reads(seen, now, static, all_floats):
+def changed_reads(seen, now, static, all_floats, written=frozenset()):
     """The paths of ``now`` (:func:`float_reads` of this call) to trace: those whose value differs
-    from ``seen`` (the last recording's), or all (``all_floats``: int arguments are traced), but
-    those in ``static`` (found used)."""
-    return [p for p, v in now.items() if p not in static and (all_floats or p in seen and _key(seen[p]) != _key(v))]
+    from ``seen`` (the last recording's) or that a recording saw written (``written``:
+    :mod:`.path_writes`), or all (``all_floats``: int arguments are traced), but those in
+    ``static`` (found used)."""
+    return [p for p, v in now.items() if p not in static
+            and (all_floats or p in written or p in seen and _key(seen[p]) != _key(v))]
 
 
 PLACED = set()  # ids of the traced floats traced_reads put, until restore_reads (dynamic_ints.plain_ints leaves them)
+REPLAYED = set()  # ids of the plain floats path_writes put where the call wrote a traced float (replayed: no use)
 
 
 def traced_reads(paths, fn, args, kwargs, first, uses, world):
@@ -199,10 +203,14 @@ def restore_reads(put, fn, args, kwargs, world):
         if now is traced:
             _put(path, fn, args, kwargs, value)
             continue
+        if id(now) in REPLAYED:  # (a write each replay repeats: path_writes)
+            REPLAYED.discard(id(now))
+            continue
         if type(now) is TracedFloat:
             _put(path, fn, args, kwargs, float.__float__(now))
         for seen in traced.uses:
             seen.append(("written by the call", repr(path)))
+    REPLAYED.clear()
     _held_again(world, put)
 
 
@@ -242,10 +250,11 @@ class LeafGuard(tuple):
 
 class Reads:
     """A compiled function's read floats: their values at its last recording (``seen``, see
-    :func:`float_reads`) and the paths found used (``static``: not traced again)."""
+    :func:`float_reads`), the paths found used (``static``: not traced again) and those a
+    recording saw written with a plain float (``written``: traced by the next, :mod:`.path_writes`)."""
 
     def __init__(self):
-        self.seen, self.static = {}, set()
+        self.seen, self.static, self.written = {}, set(), set()
 
 
 def lifted_capture(capture, reads, fn, args, kwargs, facts, ints_traced, facts_of):
@@ -256,9 +265,10 @@ def lifted_capture(capture, reads, fn, args, kwargs, facts, ints_traced, facts_o
     ``symbols`` without theirs, ``facts`` (this call's) those of ``facts_of()`` (a snapshot) made
     with the paths Python did not use guarded as any float (:class:`LeafGuard`) where any was traced."""
     now = float_reads(fn, args, kwargs)
-    paths = changed_reads(reads.seen, now, reads.static, ints_traced)
+    paths = changed_reads(reads.seen, now, reads.static, ints_traced, reads.written)
     reads.seen, first = now, len(args) + len(kwargs)
     result, cap, shape, static, symbols = capture([first + j for j in range(len(paths))], paths)
+    reads.written.update(getattr(cap, "floats_written", ()))
     lifted = {p: symbols.pop(first + j) for j, p in enumerate(paths) if first + j in symbols}
     reads.static.update(p for p in paths if p not in lifted)
     for made in (cap, static):
@@ -270,12 +280,14 @@ def lifted_capture(capture, reads, fn, args, kwargs, facts, ints_traced, facts_o
 
 
 def _relaxed(guards, values, fn, args, kwargs, facts_of):
-    """``facts_of()`` made with a :class:`LiftedFloat` at each path of ``guards`` (``{path:
-    _AnyFloat}``), the paths then given their ``values`` back."""
+    """``facts_of()`` made with a :class:`LiftedFloat` of ``values`` (the call's start) at each path
+    of ``guards`` (``{path: _AnyFloat}``), the paths then given back what they held (the call may
+    have written one: :mod:`.path_writes`)."""
+    held = {path: _get(path, fn, args, kwargs) for path in guards}
     for path, guard in guards.items():
         _put(path, fn, args, kwargs, LiftedFloat(values[path], LeafGuard(guard)))
     try:
         return facts_of()
     finally:
         for path in guards:
-            _put(path, fn, args, kwargs, values[path])
+            _put(path, fn, args, kwargs, held[path])

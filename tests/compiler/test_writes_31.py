@@ -1,0 +1,114 @@
+"""Floats the compiled call writes where it reads them (``cfg["lr"] = cfg["lr"] * 0.5`` into a
+global dict, an object's, a closure's dict, a module's ``self.decay``), the user changing them
+between calls too: torch 2.13 replays the write after its graph (2 graphs: the first specialised,
+then the float a symbol). ember ran every such call eagerly (a side effect; 0 graphs); now the
+write is replayed (compiler/path_writes.py): 1 graph, its first call eager. Values (results and
+the written floats, by repr: -0.0 told from 0.0) are torch's call by call."""
+import itertools
+import types
+
+import pytest
+import torch
+
+from graph_counts import compiled_afresh, run
+
+import ember
+
+CFG = {"lr": 0.5}
+NS = types.SimpleNamespace(lr=0.5)
+# None: the call's own write only; else the user's value before that call
+VALUES = (None, None, None, 3.0, None, None, -0.0, None, 1e-3, 1e300, None, float("nan"), None)
+
+
+def _global_dict(x):
+    CFG["lr"] = CFG["lr"] * 0.5
+    return x * CFG["lr"]
+
+
+def _object_read_first(x):
+    y = x * NS.lr
+    NS.lr = NS.lr * 0.5 - 1.0
+    return y
+
+
+def _closure():
+    box = {"lr": 0.5}
+
+    def fn(x):
+        box["lr"] = box["lr"] * 0.5 + 0.125
+        return x * box["lr"]
+    return fn, box
+
+
+def _modules():
+    return {module: type("Ema", (module.nn.Module,), {"__init__": _ema_init, "forward": _ema_forward})
+            for module in (torch, ember)}
+
+
+def _ema_init(self):
+    super(type(self), self).__init__()
+    self.decay = 0.5
+
+
+def _ema_forward(self, x):
+    self.decay = self.decay * 0.9 + 0.1
+    return x * (1 - self.decay)
+
+
+def _case(name, module):
+    """``(function, holder, key)``: the function and where it keeps its float."""
+    if name == "global dict":
+        return _global_dict, CFG, "lr"
+    if name == "object":
+        return _object_read_first, NS, "lr"
+    if name == "closure dict":
+        fn, box = _closure()
+        return fn, box, "lr"
+    ema = _MODULES[module]()
+    return ema, ema, "decay"
+
+
+_MODULES = _modules()
+
+
+def _sweep(name, module):
+    fn, holder, key = _case(name, module)
+    put = holder.__setitem__ if type(holder) is dict else lambda k, v: setattr(holder, k, v)
+    get = holder.__getitem__ if type(holder) is dict else lambda k: getattr(holder, k)
+    put(key, 0.5)
+    compiled, count = compiled_afresh(fn, module)
+    seen, counts = [], []
+    for v in VALUES:
+        if v is not None:
+            put(key, v)
+        seen.append((run(compiled, module, ()), repr(get(key))))
+        counts.append(count())
+    return counts, seen
+
+
+@pytest.mark.parametrize("name", ["global dict", "object", "closure dict", "module attribute"])
+def test_a_float_the_call_writes_where_it_reads_it_is_replayed(name):
+    """Results and the floats after each call as torch's; graphs over the finite values within
+    float32's range (1e300 and nan: another graph, ember's at 1e300, torch's at nan), call by
+    call: torch's 1, then 2; ember's 0 (its first call eager, recorded), then 1."""
+    torch_counts, want = _sweep(name, torch)
+    ember_counts, got = _sweep(name, ember)
+    assert repr(got) == repr(want)
+    assert torch_counts[:9] == [1] + [2] * 8 and ember_counts[:9] == [0] + [1] * 8
+
+
+TICKS = itertools.count()
+
+
+def _stamped(x):
+    CFG["tick"] = float(next(TICKS))  # (a float Python made of no float it read: no replay can compute it)
+    return x * 2
+
+
+def test_a_float_written_that_no_replay_can_compute_stays_eager():
+    compiled, count = compiled_afresh(_stamped, ember)
+    ticks = []
+    for _ in range(4):
+        compiled(ember.ones(2))
+        ticks.append(CFG["tick"])
+    assert ticks == [ticks[0] + k for k in range(4)] and count() == 0
