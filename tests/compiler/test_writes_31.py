@@ -13,6 +13,7 @@ import torch
 from graph_counts import compiled_afresh, run
 
 import ember
+from ember._dynamo.utils import counters
 
 CFG = {"lr": 0.5}
 NS = types.SimpleNamespace(lr=0.5)
@@ -83,6 +84,8 @@ def _sweep(name, module):
             put(key, v)
         seen.append((run(compiled, module, ()), repr(get(key))))
         counts.append(count())
+    if module is ember:  # (a recording each call, eager, counts no graph: the recompiles tell)
+        counts.append(sum(counters["recompiles"].values()))
     return counts, seen
 
 
@@ -90,11 +93,12 @@ def _sweep(name, module):
 def test_a_float_the_call_writes_where_it_reads_it_is_replayed(name):
     """Results and the floats after each call as torch's; graphs over the finite values within
     float32's range (1e300 and nan: another graph, ember's at 1e300, torch's at nan), call by
-    call: torch's 1, then 2; ember's 0 (its first call eager, recorded), then 1."""
+    call: torch's 1, then 2; ember's 0 (its first call eager, recorded), then 1; ember
+    recompiled twice over the 13 calls (at the second and at 1e300; each call was eager before)."""
     torch_counts, want = _sweep(name, torch)
     ember_counts, got = _sweep(name, ember)
     assert repr(got) == repr(want)
-    assert torch_counts[:9] == [1] + [2] * 8 and ember_counts[:9] == [0] + [1] * 8
+    assert torch_counts[:9] == [1] + [2] * 8 and ember_counts[:9] == [0] + [1] * 8 and ember_counts[-1] == 2
 
 
 TICKS = itertools.count()
@@ -112,3 +116,38 @@ def test_a_float_written_that_no_replay_can_compute_stays_eager():
         compiled(ember.ones(2))
         ticks.append(CFG["tick"])
     assert ticks == [ticks[0] + k for k in range(4)] and count() == 0
+
+
+def _halving_steps(module, compiled=True, steps=9):
+    """``(loss, lr, graphs)`` after each SGD step (compiled, or eager) halving its group's lr first
+    (``g["lr"] = g["lr"] * 0.5``), the user setting the lr to 0.3 before the seventh."""
+    module.manual_seed(0)
+    model = module.nn.Linear(3, 1)
+    opt = module.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+
+    def step(x):
+        for g in opt.param_groups:
+            g["lr"] = g["lr"] * 0.5
+        loss = model(x).pow(2).mean()
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+        return loss
+    run, count = compiled_afresh(step, module) if compiled else (step, lambda: None)
+    x, out = module.linspace(-1, 1, 6).reshape(2, 3), []
+    for i in range(steps):
+        if i == 6:
+            opt.param_groups[0]["lr"] = 0.3
+        out.append((float(run(x).detach()), opt.param_groups[0]["lr"], count()))
+    return out
+
+
+def test_a_group_write_of_the_groups_value_is_a_symbol_after_one_recompile():
+    """torch.compile: 2 graphs of the step (its CompileCounter 2, then 4 frames: its optimizer step
+    breaks; 5 s to compile, so eager torch is the oracle here); ember: its first call eager (the
+    optimizer's state made), then the lr specialised, then a graph input: 2 graphs (was a graph
+    per value, 8, then eager). Losses (rel 1e-5) and the group's lr after each step are torch's."""
+    want, got = _halving_steps(torch, compiled=False), _halving_steps(ember)
+    assert [lr for _, lr, _ in got] == [lr for _, lr, _ in want]
+    assert [loss for loss, _, _ in got] == pytest.approx([loss for loss, _, _ in want], rel=1e-5)
+    assert [n for *_, n in got] == [0, 1] + [2] * 7

@@ -86,6 +86,8 @@ def watched_groups(optimizers, cap_of):
         WATCHED.append(optimizers)
     for opt in optimizers:
         BEFORE[opt] = [dict(g) for g in opt.param_groups]
+        if any(isinstance(v, float) and type(v) is not float for g in opt.param_groups for v in g.values()):
+            READ.discard(opt)  # (a float traced there, read_floats: its reads are symbols; lifted_capture notes a use)
         for g in opt.param_groups:
             for key, value in g.items():
                 if type(value) is float and value != 0 and value == value:

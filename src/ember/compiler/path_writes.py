@@ -46,7 +46,8 @@ def float_writes(before, fn, args, kwargs, handled=frozenset()):
         if value is old:
             continue
         holder, key = _resolve(path, fn, args, kwargs)
-        if (id(holder), key) in handled or old is _ABSENT and type(holder) is list:  # (``hist.append(lr)``: no write)
+        if (id(holder), key) in handled or old is _ABSENT and type(holder) is list \
+                or type(holder) is dict and "params" in holder:  # (``hist.append(lr)``: no write; a group's: group_replay)
             continue
         if type(value) in _WRITTEN and _of_arguments(value):
             made = plain(value)

@@ -23,12 +23,13 @@ import types
 from ..nn.modules.module import Module
 from ..optim.optimizer import Optimizer
 from .contents import held_contents
+from .group_writes import READ
 from .side_effects import plain_object, user_code
 from .traced_floats import any_float
 from .traced_ints import TracedFloat
 
-__all__ = ["float_reads", "read_values", "traced_reads", "restore_reads", "PLACED", "LiftedFloat", "LeafGuard", "Reads",
-           "lifted_capture"]
+__all__ = ["float_reads", "read_values", "traced_reads", "restore_reads", "PLACED", "REPLAYED", "LiftedFloat", "LeafGuard",
+           "Reads", "lifted_capture", "optimizer_of"]
 
 _DEPTH, _MOST = 3, 64  # (steps into containers; paths at most)
 
@@ -73,12 +74,16 @@ def _roots(fn, args, kwargs):
 
 
 def _steps(value):
-    """The ``(step, item)`` of a dict (not an optimizer's group), list, object or module."""
-    if type(value) is dict and "params" not in value:
-        return [(("item", k), v) for k, v in value.items() if type(k) in (str, int)]
+    """The ``(step, item)`` of a dict (of an optimizer's group, its float entries), list, object,
+    module or optimizer (its groups: ``("group", i)``)."""
+    if type(value) is dict:
+        group = "params" in value
+        return [(("item", k), v) for k, v in value.items() if type(k) in (str, int) and (not group or type(v) is float)]
     if type(value) is list:
         return [(("item", k), v) for k, v in enumerate(value)]
-    if (isinstance(value, Module) or plain_object(value)) and not isinstance(value, Optimizer):
+    if isinstance(value, Optimizer):
+        return [(("group", i), g) for i, g in enumerate(value.param_groups)]
+    if isinstance(value, Module) or plain_object(value):
         return [(("attr", k), v) for k, v in vars(value).items() if type(k) is str and not k.startswith("_")]
     return []
 
@@ -119,8 +124,17 @@ def _resolve(path, fn, args, kwargs):
     for kind, name in path[1:]:
         if holder is not None:
             value = holder.cell_contents if key is None else holder[key]
-        holder, key = (vars(value), name) if kind == "attr" else (value, name)
+        holder, key = (vars(value), name) if kind == "attr" else (value.param_groups, name) if kind == "group" \
+            else (value, name)
     return holder, key
+
+
+def optimizer_of(path, fn, args, kwargs):
+    """The optimizer whose group holds the float at ``path`` (``(..., ("group", i), ("item", key))``), or None."""
+    if len(path) < 3 or path[-2][0] != "group":
+        return None
+    holder, key = _resolve(path[:-2], fn, args, kwargs)
+    return holder.cell_contents if key is None else holder[key]
 
 
 def _get(path, fn, args, kwargs):
@@ -271,6 +285,7 @@ def lifted_capture(capture, reads, fn, args, kwargs, facts, ints_traced, facts_o
     reads.written.update(getattr(cap, "floats_written", ()))
     lifted = {p: symbols.pop(first + j) for j, p in enumerate(paths) if first + j in symbols}
     reads.static.update(p for p in paths if p not in lifted)
+    READ.update(filter(None, [optimizer_of(p, fn, args, kwargs) for p in paths if p not in lifted]))  # (by value)
     for made in (cap, static):
         if made is not None:
             made.float_reads = tuple(paths)
