@@ -11,8 +11,10 @@ import pytest
 import torch
 
 from graph_counts import compiled_afresh, run
+from torch._dynamo.testing import CompileCounter as TorchCounter
 
 import ember
+from ember._dynamo.testing import CompileCounter
 from ember._dynamo.utils import counters
 
 CFG = {"lr": 0.5}
@@ -151,3 +153,23 @@ def test_a_group_write_of_the_groups_value_is_a_symbol_after_one_recompile():
     assert [lr for _, lr, _ in got] == [lr for _, lr, _ in want]
     assert [loss for loss, _, _ in got] == pytest.approx([loss for loss, _, _ in want], rel=1e-5)
     assert [n for *_, n in got] == [0, 1] + [2] * 7
+
+
+def _tolist_then_scale(x, t):
+    vals = t.tolist()  # (a graph break: the list is an argument of the next piece)
+    y = x * 2
+    return y * vals[0] + vals[1]
+
+
+def test_a_tolist_list_passed_to_the_next_piece_is_read_as_floats():
+    """torch 2.13: 2 graphs over 8 values (the list's floats symbols after one recompile); ember's
+    next piece guarded the list's values (a graph per value, 8); now its floats are read paths of
+    the piece's argument (``("arg", k), ("item", i)``): 2, torch's call by call, torch's values."""
+    seen = []
+    for module, counter in ((torch, TorchCounter()), (ember, CompileCounter())):
+        (torch._dynamo.reset if module is torch else ember.compiler.reset)()
+        compiled, out = module.compile(_tolist_then_scale, backend=counter), []
+        for v in (1.0, 2.0, 3.0, 4.0, 5.0, 6.0, -0.0, 1e10):
+            out.append((run(compiled, module, (module.tensor([v, v + 1]),)), counter.frame_count))
+        seen.append(out)
+    assert seen[1] == seen[0] and [n for _, n in seen[0]] == [1] + [2] * 7

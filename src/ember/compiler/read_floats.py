@@ -4,8 +4,11 @@ graph, as torch 2.13 takes a changing float read there as a symbol after one rec
 
 Each such float has a *path*: a root (``("global", i, name)``: a global of the ``i``-th user
 function of the call, :func:`_functions`; ``("cell", i, j)``: a closure cell; ``("self",)``: the
-object a bound method or a compiled module is called on; ``("arg", k)``: an argument object)
-and steps into dicts, lists and objects' ``__dict__`` (``("item", "lr")``, ``("attr", "cfg")``).
+object a bound method or a compiled module is called on; ``("arg", k)``: an argument object, list
+or dict: a split function's piece takes ``vals = t.tolist()`` so) and steps into dicts, lists,
+objects' ``__dict__`` and an optimizer's groups (``("item", "lr")``, ``("attr", "cfg")``,
+``("group", 0)``: its float entries; a group write of one, ``g["lr"] = g["lr"] * 0.5``, is
+replayed by :mod:`.group_replay`, a write elsewhere by :mod:`.path_writes`).
 A path is resolved again from each call's function and arguments (:func:`read_values`), so a
 global rebound to another dict of the same contents is read where it now is.
 
@@ -69,7 +72,7 @@ def _roots(fn, args, kwargs):
     if bound is not None:
         yield ("self",), bound
     for k, a in enumerate((*args, *kwargs.values())):
-        if isinstance(a, Module) or plain_object(a):
+        if isinstance(a, Module) or plain_object(a) or type(a) in (list, dict):  # (a piece's ``vals = t.tolist()``)
             yield ("arg", k), a
 
 
