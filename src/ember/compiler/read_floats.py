@@ -288,7 +288,8 @@ def lifted_capture(capture, reads, fn, args, kwargs, facts, ints_traced, facts_o
     reads.written.update(getattr(cap, "floats_written", ()))
     lifted = {p: symbols.pop(first + j) for j, p in enumerate(paths) if first + j in symbols}
     reads.static.update(p for p in paths if p not in lifted)
-    READ.update(filter(None, [optimizer_of(p, fn, args, kwargs) for p in paths if p not in lifted]))  # (by value)
+    # (a group's float used, or compared: ``if lr > 0.05``, guarded by value, its guards being the group's)
+    READ.update(filter(None, [optimizer_of(p, fn, args, kwargs) for p in paths if lifted.get(p, True)]))
     for made in (cap, static):
         if made is not None:
             made.float_reads = tuple(paths)
