@@ -18,11 +18,11 @@ torch's automatic dynamic makes it a symbol after one recompile: 1 graph after t
 """
 import contextlib
 
-from .read_floats import REPLAYED, _put, float_reads, _resolve
+from .read_floats import REPLAYED, _get, _put, float_reads, _resolve
 from .traced_floats import _how, _of_arguments, _value
 from .traced_ints import FloatInt, TracedFloat, plain
 
-__all__ = ["floats_at", "float_writes", "as_before", "replay_writes"]
+__all__ = ["floats_at", "float_writes", "as_before", "replay_writes", "put_back"]
 
 _ABSENT = object()
 _WRITTEN = (TracedFloat, FloatInt)
@@ -94,3 +94,14 @@ def replay_writes(writes, fn, args, kwargs, reads=()):
     arguments = (*args, *kwargs.values(), *reads)
     for path, how in writes:
         _put(path, fn, args, kwargs, _value(how, arguments.__getitem__))
+
+
+def put_back(fn, args, floats):
+    """Gives each path of ``floats`` (:func:`floats_at` of a call of ``fn`` on ``args``) the value it
+    held then (a dynamic recording's probe, :class:`~.dynamic_ints.State`, wrote it too)."""
+    for path, value in floats.items():
+        try:
+            if _get(path, fn, args, {}) is not value:
+                _put(path, fn, args, {}, value)
+        except (LookupError, AttributeError, TypeError, ValueError):  # (no longer there: nothing to undo)
+            pass
