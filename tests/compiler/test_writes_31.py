@@ -173,3 +173,32 @@ def test_a_tolist_list_passed_to_the_next_piece_is_read_as_floats():
             out.append((run(compiled, module, (module.tensor([v, v + 1]),)), counter.frame_count))
         seen.append(out)
     assert seen[1] == seen[0] and [n for _, n in seen[0]] == [1] + [2] * 7
+
+
+class _Averaged:
+    """An EMA object (no module) recording the decay it was given on itself."""
+
+    def __init__(self, module):
+        self.last, self.w = 0.0, module.ones(3)
+
+    def update(self, x, d):
+        self.last = d
+        self.w.mul_(d).add_(x * (1 - d))
+        return self.w
+
+
+def test_an_object_storing_its_float_argument_replays_the_store():
+    """``self.last = d`` on a plain object (a bound method compiled): torch 2 graphs over 8 decays;
+    ember ran it eagerly (0 graphs: the object's attributes a side effect), now 1 (the first call
+    eager), the object's ``last`` and weights torch's after each call."""
+    seen = []
+    for module, counter in ((torch, TorchCounter()), (ember, CompileCounter())):
+        (torch._dynamo.reset if module is torch else ember.compiler.reset)()
+        averaged = _Averaged(module)
+        update, out = module.compile(averaged.update, backend=counter), []
+        for i in range(8):
+            update(module.ones(3) * i, min(0.999, (1 + i) / (10 + i)))
+            out.append((repr(averaged.last), averaged.w.tolist(), counter.frame_count))
+        seen.append(out)
+    assert [o[:2] for o in seen[1]] == [o[:2] for o in seen[0]]
+    assert [o[2] for o in seen[0]] == [1] + [2] * 7 and [o[2] for o in seen[1]] == [0] + [1] * 7
