@@ -202,3 +202,27 @@ def test_an_object_storing_its_float_argument_replays_the_store():
         seen.append(out)
     assert [o[:2] for o in seen[1]] == [o[:2] for o in seen[0]]
     assert [o[2] for o in seen[0]] == [1] + [2] * 7 and [o[2] for o in seen[1]] == [0] + [1] * 7
+
+
+MIXED = {"lr": 0.5, "scale": 2.0}
+
+
+def _written_and_printed(x):
+    MIXED["lr"] = MIXED["lr"] * 0.5
+    shown = f"{MIXED['lr']}"  # (a use: the written float's value steers the result)
+    return x * MIXED["scale"] + len(shown)
+
+
+def test_a_written_float_used_keeps_its_value_at_the_calls_start_guarded():
+    """``scale`` a graph input (changed before each call), ``lr`` written and used (its text's
+    length): the graph's guard is ``lr``'s value at the call's start, not the one the call left
+    (that replayed the recorded length at the third call: 9.0 for eager's 10.0)."""
+    seen = []
+    for module in (torch, ember):
+        MIXED.update(lr=0.5, scale=2.0)
+        compiled, out = compiled_afresh(_written_and_printed, module)[0] if module is ember else _written_and_printed, []
+        for i in range(6):
+            MIXED["scale"] = 2.0 + i
+            out.append((compiled(module.ones(1)).tolist(), repr(MIXED["lr"])))
+        seen.append(out)
+    assert seen[1] == seen[0]

@@ -539,7 +539,7 @@ def capture(fn, args, kwargs, world, fullgraph=False, joint=True):
     cap.breaks, cap.ran_backward, cap.output, cap.rewrote = tracer.breaks, tracer.ran_backward, skeleton(result), tracer.rewrote
     cap.break_frames, cap.reads_grad, cap.grad_written = tracer.break_frames, tracer.reads_grad, tracer.grad_written
     cap.group_writes, cap.grad_required, cap.numbers = writes or [], sorted(tracer.grad_required), tracer.numbers
-    cap.path_writes, cap.floats_written = [(path, how) for path, how, _ in path_writes], floats_written
+    cap.path_writes, cap.floats_written = path_writes, floats_written
     cap.read_names, cap.joint = checked_reads(tracer, read_names, world), (cap_joint if not tracer.breaks else None)
     if not cap.breaks:
         _finish(tracer, cap, result, sets, floats)

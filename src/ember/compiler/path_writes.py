@@ -18,20 +18,19 @@ torch's automatic dynamic makes it a symbol after one recompile: 1 graph after t
 """
 import contextlib
 
-from .read_floats import REPLAYED, _get, _put, float_reads, _resolve
+from .read_floats import ABSENT as _ABSENT, REPLAYED, _get, _put, _resolve, float_reads, put_or_delete
 from .traced_floats import _how, _of_arguments, _value
 from .traced_ints import FloatInt, TracedFloat, plain
 
 __all__ = ["floats_at", "float_writes", "as_before", "replay_writes", "put_back"]
 
-_ABSENT = object()
 _WRITTEN = (TracedFloat, FloatInt)
 
 
 def floats_at(fn, args, kwargs):
     """``{path: value}`` of the floats (traced floats too) the call of ``fn`` can read
     (:func:`~.read_floats.float_reads`)."""
-    return float_reads(fn, args, kwargs, (float, TracedFloat))
+    return float_reads(fn, args, kwargs, (float, *_WRITTEN))
 
 
 def float_writes(before, fn, args, kwargs, handled=frozenset()):
@@ -41,7 +40,7 @@ def float_writes(before, fn, args, kwargs, handled=frozenset()):
     written otherwise (a plain float). ``handled``: ``(id of a dict, key)`` of writes replayed
     elsewhere (a module's float attributes: :mod:`.attribute_sets`)."""
     writes, others = [], []
-    for path, value in float_reads(fn, args, kwargs, (float, *_WRITTEN)).items():
+    for path, value in floats_at(fn, args, kwargs).items():
         old = before.get(path, _ABSENT)
         if value is old:
             continue
@@ -64,35 +63,26 @@ def as_before(writes, fn, args, kwargs):
     """The paths of ``writes`` (:func:`float_writes`) hold their old values while it runs."""
     now = [(path, _get_or_absent(path, fn, args, kwargs)) for path, _, _ in writes]
     for path, _, old in writes:
-        _restore(path, fn, args, kwargs, old)
+        put_or_delete(path, fn, args, kwargs, old)
     try:
         yield
     finally:
         for path, value in now:
-            _restore(path, fn, args, kwargs, value)
+            put_or_delete(path, fn, args, kwargs, value)
 
 
 def _get_or_absent(path, fn, args, kwargs):
-    holder, key = _resolve(path, fn, args, kwargs)
     try:
-        return holder.cell_contents if key is None else holder[key]
+        return _get(path, fn, args, kwargs)
     except (LookupError, ValueError):  # (a key the call made; an empty cell)
         return _ABSENT
 
 
-def _restore(path, fn, args, kwargs, value):
-    if value is not _ABSENT:
-        _put(path, fn, args, kwargs, value)
-    else:
-        holder, key = _resolve(path, fn, args, kwargs)
-        del holder[key]
-
-
 def replay_writes(writes, fn, args, kwargs, reads=()):
-    """Puts at each path of ``writes`` (a capture's ``path_writes``: ``(path, how)``) the float
+    """Puts at each path of ``writes`` (a capture's ``path_writes``: :func:`float_writes`) the number
     ``how`` computes from this call of ``fn`` on ``args``, ``kwargs`` and its ``reads``."""
     arguments = (*args, *kwargs.values(), *reads)
-    for path, how in writes:
+    for path, how, _ in writes:
         _put(path, fn, args, kwargs, _value(how, arguments.__getitem__))
 
 

@@ -153,6 +153,17 @@ def _put(path, fn, args, kwargs, value):
         holder[key] = value
 
 
+ABSENT = object()  # (a path's value before a call that made it: path_writes)
+
+
+def put_or_delete(path, fn, args, kwargs, value):
+    """Puts ``value`` at ``path``, or deletes its key where ``value`` is :data:`ABSENT`."""
+    if value is not ABSENT:
+        return _put(path, fn, args, kwargs, value)
+    holder, key = _resolve(path, fn, args, kwargs)
+    del holder[key]
+
+
 def read_values(paths, fn, args, kwargs):
     """The floats at ``paths`` in this call, or None where one is not there or not a float (the
     guards checked them: a graph of other objects' code, ``rebind.py``, may meet another layout)."""
@@ -294,19 +305,24 @@ def lifted_capture(capture, reads, fn, args, kwargs, facts, ints_traced, facts_o
         if made is not None:
             made.float_reads = tuple(paths)
     if lifted:
-        facts = _relaxed({p: any_float(now[p], conds) for p, conds in lifted.items()}, now, fn, args, kwargs, facts_of)
+        facts = _relaxed({p: any_float(now[p], conds) for p, conds in lifted.items()}, now, fn, args, kwargs, facts_of,
+                         getattr(cap, "path_writes", ()))
     return result, cap, shape, static, symbols, facts
 
 
-def _relaxed(guards, values, fn, args, kwargs, facts_of):
+def _relaxed(guards, values, fn, args, kwargs, facts_of, writes=()):
     """``facts_of()`` made with a :class:`LiftedFloat` of ``values`` (the call's start) at each path
-    of ``guards`` (``{path: _AnyFloat}``), the paths then given back what they held (the call may
-    have written one: :mod:`.path_writes`)."""
-    held = {path: _get(path, fn, args, kwargs) for path in guards}
+    of ``guards`` (``{path: _AnyFloat}``) and the value at the call's start at each path the call
+    wrote (``writes``: ``(path, how, value)``, :mod:`.path_writes`: ``self.n += 1`` guarded as it
+    was, not as the call left it), the paths then given back what they held."""
+    held = {path: _get(path, fn, args, kwargs) for path in [*guards, *(w[0] for w in writes)]}
+    for path, _, old in writes:  # (a float traced or an int read there: the plain number)
+        put_or_delete(path, fn, args, kwargs, old if old is ABSENT or type(old) in (int, float) else
+                      int.__int__(old) if isinstance(old, int) else float.__float__(old))
     for path, guard in guards.items():
         _put(path, fn, args, kwargs, LiftedFloat(values[path], LeafGuard(guard)))
     try:
         return facts_of()
     finally:
-        for path in guards:
-            _put(path, fn, args, kwargs, held[path])
+        for path, value in held.items():
+            _put(path, fn, args, kwargs, value)
