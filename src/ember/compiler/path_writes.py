@@ -8,10 +8,11 @@ call (:func:`~.side_effects.python_state`); a write there was a graph break (eag
 call). Now each float at a path :mod:`.read_floats` can read (:func:`floats_at`, before and after
 the call) that the call replaced by a traced float computed from the call's arguments and the
 floats it read (:mod:`.traced_floats`) is a write a replay repeats: :func:`float_writes` gives
-``(path, how)``, the path holding the plain float eager leaves there; the state is compared with
-the old value put back (:func:`as_before`), and each replay puts the float ``how`` computes from
-that call's arguments and reads there after its graph (:func:`replay_writes`), as torch's
-symbolic write. A float written that is no such traced float (the first recording, when
+``(path, how, old value)``, the path holding the plain float eager leaves there; the state is
+compared, and the guards made (``read_floats._relaxed``), with the old value put back
+(:func:`as_before`), a dynamic recording's probes put it back too (:func:`put_back`), and each
+replay puts the float ``how`` computes from that call's arguments and reads there after its
+graph (:func:`replay_writes`), as torch's symbolic write. A float written that is no such traced float (the first recording, when
 nothing was traced: ``0.5`` computed from the plain ``1.0`` read; ``time.time()``) stays a side
 effect, and its path is traced by the next recording (:attr:`~.read_floats.Reads.written`), as
 torch's automatic dynamic makes it a symbol after one recompile: 1 graph after the first call.
