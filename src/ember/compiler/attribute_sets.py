@@ -21,6 +21,7 @@ import contextlib
 import weakref
 
 from .._tensor import Tensor
+from .read_floats import REPLAYED
 from .traced_floats import _how, _of_arguments, _value
 from .traced_ints import FloatInt, TracedFloat, TracedInt, plain
 
@@ -58,6 +59,7 @@ def float_attributes_set(before):
             if type(value) in (TracedFloat, FloatInt, TracedInt) and old.get(name, _ABSENT) is not value and _of_arguments(value):
                 found.append((m, name, plain(value), old.get(name, _ABSENT), _how(value)))
                 object.__setattr__(m, name, found[-1][2])
+                REPLAYED.add(id(found[-1][2]))  # (a float read there written: no use, read_floats.restore_reads)
     return found
 
 

@@ -50,6 +50,7 @@ from .input_grads import grad_layouts, hide_grads, input_grad_sets, input_hooks,
 from .layouts import layout_of
 from .graph import Graph
 from .group_replay import GROUPS, group_writes, hyperparameter_inputs, replay_writes, snapshot
+from .path_writes import as_before as paths_as_before, float_writes, floats_at, replay_writes as replay_path_writes
 from .patches import breaking_print
 from .side_effects import REQUIRES_GRAD, aliased_results, breaking_io, checked_reads, python_state, unreplayable
 from .traced_floats import float_nodes
@@ -80,7 +81,7 @@ class Capture:
         output_nodes: the graph outputs the return value's tensors map to, in flattening order.
         grad_sets: ``(param, output index or None)``: ``param.grad`` after the call (an output, or None).
         input_grad_sets: ``(input position, output index or None, adds)``: the same for inputs (input_grads.py).
-        group_writes: the writes into optimizers' groups a replay repeats after the graph (group_replay.py).
+        group_writes, path_writes: the writes into optimizers' groups, dicts and objects a replay repeats (path_writes.py).
         grad_required: the input positions a replay makes require grad before the graph (``x.requires_grad_()``).
         attr_sets: ``(module ref, id, name, output index)``: a module attribute set to an output
             (:mod:`.attribute_sets`); float_sets: one set to a float computed from the arguments.
@@ -100,17 +101,18 @@ class Capture:
         self.output, self.output_nodes, self.grad_sets, self.layouts, self.views = None, [], [], [], []
         self.attr_sets, self.float_sets, self.freed = [], [], []  # (freed: a replay gives them a freed node, aot.py)
         self.breaks, self.ran_backward, self.reads_grad, self.pieces, self.read_names = [], False, frozenset(), [graph], None
-        self.group_writes, self.grad_required, self.input_grad_sets, self.input_hooks = [], [], [], []
+        self.group_writes, self.path_writes, self.grad_required, self.input_grad_sets, self.input_hooks = [], [], [], [], []
 
     def require_grads(self, inputs):
         """Makes the call's ``inputs`` (``World.inputs``) at ``grad_required`` require grad, before a replay."""
         for i in self.grad_required:
             inputs[i].requires_grad_()
 
-    def replay_writes(self, args, kwargs, reads=()):
-        """Repeats the ``group_writes`` and ``float_sets`` for a call on ``args``, ``kwargs`` (floats read: ``reads``), after a replay's graph."""
+    def replay_writes(self, fn, args, kwargs, reads=()):
+        """Repeats the ``group_writes``, ``path_writes``, ``float_sets`` of a call of ``fn`` (floats read: ``reads``)."""
         if self.group_writes:
             replay_writes(self.group_writes, args, kwargs, reads)
+        replay_path_writes(self.path_writes, fn, args, kwargs, reads)
         set_floats(self.float_sets, args, kwargs, reads)
 
 
@@ -171,7 +173,7 @@ class Tracer(_core.Observer):
         args = tuple(self.arg(x, dtype) for x in inputs)
         inplace = attrs.get("inplace") and getattr(op, "mutates", None)
         if getattr(op, "hyperparameters", None):  # (first: a number written into the group is no float use)
-            args = self.hyperparameter_inputs(op, inputs, args)
+            args = hyperparameter_inputs(self, op, inputs, args)
         if TRACING.value:
             op, args, attrs = float_nodes(self, op, args, attrs, dtype, output)
         if inplace:  # recorded as the functional op, then a write per updated input
@@ -190,11 +192,6 @@ class Tracer(_core.Observer):
         if inplace:  # (the recorded op's mutates: float_nodes may record another op)
             for i, result in zip([i for i in inplace if inputs[i] is not None], output):
                 self.op_write(inputs[i], result)
-
-    def hyperparameter_inputs(self, op, inputs, args):
-        """``args`` of an optimizer's update op with its group's numbers as graph inputs
-        (:func:`.group_replay.hyperparameter_inputs`)."""
-        return hyperparameter_inputs(self, op, inputs, args)
 
     def group_of(self, t):
         """``(optimizer, group index)`` holding parameter ``t`` (or the one it views as real), or None."""
@@ -499,6 +496,7 @@ def capture(fn, args, kwargs, world, fullgraph=False, joint=True):
     # (the inputs' .grad held aside: the graph computes what the call adds, input_grads.py)
     tracer.group_before, (tracer.stashed, tracer.hooked) = snapshot(world.optimizers), hide_grads(world.inputs)
     arrays, attributes, sets, floats = [t._data for t in world.inputs], attributes_before(world), [], []
+    paths = floats_at(fn, args, kwargs)  # (``cfg["lr"] = cfg["lr"] * 0.5``: path_writes.py)
     _core.OBSERVERS.append(tracer)
     try:
         if world.unguarded:
@@ -515,7 +513,8 @@ def capture(fn, args, kwargs, world, fullgraph=False, joint=True):
         before[REQUIRES_GRAD] = [g or i in tracer.grad_required for i, g in enumerate(before[REQUIRES_GRAD])]
         sets = tensor_attributes_set(attributes, tracer.made_here)  # (``self.mask = mask``: set after each replay)
         floats = float_attributes_set(attributes)  # (``self.scale = lr * 2``: set after each replay)
-        with as_before(sets + floats):
+        path_writes, floats_written = float_writes(paths, fn, args, kwargs, {(id(vars(m)), k) for m, k, *_ in floats})
+        with as_before(sets + floats), paths_as_before(path_writes, fn, args, kwargs):
             changed = next((k for k, v in python_state(world).items() if before.get(k, v) != v
                             and (writes is None or not k.startswith(GROUPS))), None)
         if changed is not None:  # a replay runs the graph only: the side effect would be lost
@@ -539,6 +538,7 @@ def capture(fn, args, kwargs, world, fullgraph=False, joint=True):
     cap.breaks, cap.ran_backward, cap.output, cap.rewrote = tracer.breaks, tracer.ran_backward, skeleton(result), tracer.rewrote
     cap.break_frames, cap.reads_grad, cap.grad_written = tracer.break_frames, tracer.reads_grad, tracer.grad_written
     cap.group_writes, cap.grad_required, cap.numbers = writes or [], sorted(tracer.grad_required), tracer.numbers
+    cap.path_writes, cap.floats_written = path_writes, floats_written
     cap.read_names, cap.joint = checked_reads(tracer, read_names, world), (cap_joint if not tracer.breaks else None)
     if not cap.breaks:
         _finish(tracer, cap, result, sets, floats)

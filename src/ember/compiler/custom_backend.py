@@ -108,8 +108,9 @@ def first_run(entry, cap, result, before, call):
     the recording's results stand and the callable runs from the next call: a graph that runs
     a backward (the recording's may have freed a graph made before the call) or sets the
     ``.grad`` of another tensor, or writes into a tensor with history (its ``grad_fn`` moved by
-    the recording's write). ``call``: ``(inputs, fn, args, kwargs, sizes)``, the entry's arguments."""
-    if before is None or entry.uncut or cap.ran_backward or not _grads_kept(before, cap):
+    the recording's write), or writes a float it read (``cfg["lr"] = cfg["lr"] * 0.5``: :mod:`.path_writes`).
+    ``call``: ``(inputs, fn, args, kwargs, sizes)``, the entry's arguments."""
+    if before is None or entry.uncut or cap.ran_backward or cap.path_writes or not _grads_kept(before, cap):
         return result
     written = [entry.fetch[i](call[0], call[4]) for i in entry.mutated]
     if any(t.grad_fn is not None for t in written):
@@ -129,9 +130,9 @@ def first_split_run(split_fn, cap, result, before, args, kwargs):
     read into Python (``.item()``, ``.tolist()``, ``bool(t)`` ...), ``graph_break()``, output, a
     warning or a logger's call; no change a recording sees as a Python side effect (that is a
     break of its own: a file written, a ``disable``d function called), no backward, no write into
-    a tensor with history. Elsewhere the recording's results stand and the pieces run the
-    callables from the next call."""
-    if before is None or cap.ran_backward or not _grads_kept(before, cap) or any(
+    a tensor with history, no float written where it was read (:mod:`.path_writes`). Elsewhere the
+    recording's results stand and the pieces run the callables from the next call."""
+    if before is None or cap.ran_backward or cap.path_writes or not _grads_kept(before, cap) or any(
             reason not in _RERUNNABLE and not reason.startswith(GRAPH_BREAK) for reason, _ in cap.breaks):
         return result
     if any(t._versions[0] != v and t.grad_fn is not None for (t, _), v in zip(before.tensors, before.versions)):

@@ -530,6 +530,7 @@ def _unify(samples, fixed):
     _strict([[(id(o), i, k, how) for o, i, k, how in c.group_writes] for c in caps], "writes into optimizer groups")
     _strict([[(key, name, i) for _, key, name, i in c.attr_sets] for c in caps], "module attributes set")
     _strict([[(key, name, how) for _, key, name, how in c.float_sets] for c in caps], "module floats set")
+    _strict([[(path, how) for path, how, _ in c.path_writes] for c in caps], "floats written into dicts and objects")
     _strict([None if c.joint is None else (sorted(index[j][n] for n in g.nodes if id(n) in c.joint[0]),
                                           [(k, index[j][n]) for k, n in c.joint[1]])
              for j, (c, g) in enumerate(zip(caps, graphs))], "the backward's cut")

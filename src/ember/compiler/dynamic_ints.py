@@ -22,6 +22,7 @@ from .float_constants import SWAPPED, restore_codes, swap_codes
 from .side_effects import GLOBALS_SEEN, global_names, plain_object, user_class
 from .structure import same_container
 from .symbolic import Cond, Expr, evaluate, free_symbols, symbol
+from .path_writes import floats_at, put_back
 from .read_floats import PLACED, restore_reads, traced_reads
 from .traced_floats import argument_positions, float_conditions, mark_returned, note_unseen
 from .traced_ints import BOUNDS, COMPARISONS, INT_POSITIONS, MADE, MINMAX, SAVED, SIZED, TRACING, VALUES, FloatInt, TracedFloat, TracedInt, Uses, plain
@@ -441,7 +442,7 @@ def int_symbols(facts, before, static, arguments):
 class State:
     """Parameters and buffers (and which tensors the modules hold), the modules' attributes, gradients, optimizer state
     and hyperparameters, the input and free tensors' values and gradient hooks (``x.register_hook``)
-    and the random stream: what a probe may change, restored before and after it."""
+    the random stream, the floats at read paths (path_writes): what a probe may change, restored before and after it."""
 
     def __init__(self, world):
         self.tables = [(table, dict(table)) for table in world.tables]
@@ -458,6 +459,7 @@ class State:
         self.rng = _random.get_rng_state()
         self.hooks = [(t, dict(_hook_table(t) or ())) for t in (*world.inputs, *world.free, *world.params)
                       if t.requires_grad]
+        self.floats = world.fn, world.arguments, floats_at(world.fn, world.arguments, {})  # (``LR = LR * 0.5``)
 
     def restore(self):
         """Puts back what was kept."""
@@ -483,6 +485,7 @@ class State:
             for v, data in arrays:
                 np.copyto(v._data, data)
         _random.set_rng_state(self.rng)
+        put_back(*self.floats)
         for t, hooks in self.hooks:
             table = _hook_table(t)
             if table is not None and table != hooks:  # (in place: the handles remove from it)

@@ -161,9 +161,9 @@ class _Entry:
         if reads is None:  # (a path of its reads missing in this call: eagerly)
             return fn(*args, **kwargs)
         # (the graph holds what overrides and modes did in the recording: its replay hands them nothing)
-        return unobserved(self._replay, inputs, args, kwargs, sizes, reads)
+        return unobserved(self._replay, inputs, fn, args, kwargs, sizes, reads)
 
-    def _replay(self, inputs, args, kwargs, sizes, reads):
+    def _replay(self, inputs, fn, args, kwargs, sizes, reads):
         self.cap.require_grads(inputs)  # (``x.requires_grad_()`` before the call read x)
         tensors = self.fixed.copy()
         for i, f in self.varying:
@@ -195,7 +195,7 @@ class _Entry:
         if self.views:
             results = remake(self.views, self.viewed, results, tensors, sizes)
         set_grads(self.cap, inputs, results)
-        self.cap.replay_writes(args, kwargs, reads)  # (``g["lr"] = lr``)
+        self.cap.replay_writes(fn, args, kwargs, reads)  # (``g["lr"] = lr``, ``cfg["lr"] = cfg["lr"] * 0.5``)
         set_attributes(self.cap.attr_sets, results)
         return returned_floats(unflatten(self.cap.output, iter(results), sizes), self.marked, args, kwargs, reads)
 

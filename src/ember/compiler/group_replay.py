@@ -7,12 +7,13 @@ arguments (``g["lr"] = lr``, ``= base * (it + 1) / warmup``: a traced float,
 :mod:`.traced_floats`), or a tuple of those (:func:`group_writes`). torch's dynamo replays such
 dict writes after its graph; a replay does too (:func:`replay_writes`), each entry a plain
 number as eager leaves it, and an update op after the write takes the written value
-(``capture.Tracer.hyperparameter_inputs``: :func:`written`), not the group's at the call's start.
+(:func:`hyperparameter_inputs`: :func:`written`), not the group's at the call's start.
 """
 import numpy as np
 
 from .._dtype import float64
 from .group_writes import GroupFloat
+from .read_floats import REPLAYED
 from .traced_floats import _how, _node, _value
 from .traced_ints import FloatInt, TracedFloat, TracedInt, plain
 
@@ -72,6 +73,8 @@ def group_writes(optimizers, before):
                     how = _replayed(value)
                     found.append((opt, index, key, how))
                     group[key] = _kept(how, value)  # (a plain number, as eager's)
+                    if how is not None and how[0] == "how":  # (a read float written: replayed, no use)
+                        REPLAYED.add(id(group[key]))
     return None if any(how is None for *_, how in found) else found
 
 
@@ -114,7 +117,7 @@ def hyperparameter_inputs(tracer, op, inputs, args):
                                    type(opt).hyperparameters, args[-n:]):
         if written(tracer.group_before, opt, index, key):
             value = _node(tracer, floats.pop(j)) if j in floats else value
-        elif value != 0:
+        elif floats.pop(j, None) is not None or value != 0:  # (a traced float read there: read_floats)
             node = tracer.hyper.get((id(opt), index, key))
             if node is None:
                 meta = {"shape": (), "dtype": float64, "requires_grad": False}

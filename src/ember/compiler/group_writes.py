@@ -32,7 +32,7 @@ import numpy as np
 from .graph import instances_in
 from .patches import PerThread
 from .structure import LARGE
-from .traced_ints import _KEPT, _from_user
+from .traced_ints import _KEPT, _from_user, plain
 
 __all__ = ["group_state", "watched_groups", "note_math_read", "READ", "BEFORE", "WATCHED"]
 
@@ -85,7 +85,9 @@ def watched_groups(optimizers, cap_of):
     if optimizers:
         WATCHED.append(optimizers)
     for opt in optimizers:
-        BEFORE[opt] = [dict(g) for g in opt.param_groups]
+        BEFORE[opt] = [plain(g) for g in opt.param_groups]  # (a float traced there: read_floats)
+        if any(isinstance(v, float) and type(v) is not float for g in opt.param_groups for v in g.values()):
+            READ.discard(opt)  # (a float traced there, read_floats: its reads are symbols; lifted_capture notes a use)
         for g in opt.param_groups:
             for key, value in g.items():
                 if type(value) is float and value != 0 and value == value:

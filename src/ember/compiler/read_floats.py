@@ -4,9 +4,12 @@ graph, as torch 2.13 takes a changing float read there as a symbol after one rec
 
 Each such float has a *path*: a root (``("global", i, name)``: a global of the ``i``-th user
 function of the call, :func:`_functions`; ``("cell", i, j)``: a closure cell; ``("self",)``: the
-object a bound method or a compiled module is called on; ``("arg", k)``: an argument object)
-and steps into dicts, lists, objects' ``__dict__`` and modules' submodules (``("item", "lr")``,
-``("attr", "cfg")``, ``("module", "block")``).
+object a bound method or a compiled module is called on; ``("arg", k)``: an argument object, list
+or dict: a split function's piece takes ``vals = t.tolist()`` so) and steps into dicts, lists,
+objects' ``__dict__``, modules' submodules and an optimizer's groups (``("item", "lr")``,
+``("attr", "cfg")``, ``("module", "block")``, ``("group", 0)``: its float entries; a group write
+of one, ``g["lr"] = g["lr"] * 0.5``, is replayed by :mod:`.group_replay`, a write elsewhere by
+:mod:`.path_writes`).
 A path is resolved again from each call's function and arguments (:func:`read_values`), so a
 global rebound to another dict of the same contents is read where it now is.
 
@@ -24,12 +27,13 @@ import types
 from ..nn.modules.module import Module
 from ..optim.optimizer import Optimizer
 from .contents import held_contents
+from .group_writes import READ
 from .side_effects import plain_object, user_code
 from .traced_floats import any_float
 from .traced_ints import TracedFloat
 
-__all__ = ["float_reads", "read_values", "traced_reads", "restore_reads", "PLACED", "LiftedFloat", "LeafGuard", "Reads",
-           "lifted_capture"]
+__all__ = ["float_reads", "read_values", "traced_reads", "restore_reads", "PLACED", "REPLAYED", "LiftedFloat", "LeafGuard",
+           "Reads", "lifted_capture", "optimizer_of"]
 
 _DEPTH, _MOST = 3, 64  # (steps into containers; paths at most)
 
@@ -69,17 +73,21 @@ def _roots(fn, args, kwargs):
     if bound is not None:
         yield ("self",), bound
     for k, a in enumerate((*args, *kwargs.values())):
-        if isinstance(a, Module) or plain_object(a):
+        if isinstance(a, Module) or plain_object(a) or type(a) in (list, dict):  # (a piece's ``vals = t.tolist()``)
             yield ("arg", k), a
 
 
 def _steps(value):
-    """The ``(step, item)`` of a dict (not an optimizer's group), list, object or module."""
-    if type(value) is dict and "params" not in value:
-        return [(("item", k), v) for k, v in value.items() if type(k) in (str, int)]
+    """The ``(step, item)`` of a dict (of an optimizer's group, its float entries), list, object,
+    module or optimizer (its groups: ``("group", i)``)."""
+    if type(value) is dict:
+        group = "params" in value
+        return [(("item", k), v) for k, v in value.items() if type(k) in (str, int) and (not group or type(v) is float)]
     if type(value) is list:
         return [(("item", k), v) for k, v in enumerate(value)]
-    if (isinstance(value, Module) or plain_object(value)) and not isinstance(value, Optimizer):
+    if isinstance(value, Optimizer):
+        return [(("group", i), g) for i, g in enumerate(value.param_groups)]
+    if isinstance(value, Module) or plain_object(value):
         found = [(("attr", k), v) for k, v in vars(value).items() if type(k) is str and not k.startswith("_")]
         if isinstance(value, Module):  # (a submodule's float: ``self.block.scale``)
             found += [(("module", k), v) for k, v in value._modules.items() if type(k) is str and v is not None]
@@ -87,14 +95,15 @@ def _steps(value):
     return []
 
 
-def float_reads(fn, args, kwargs):
-    """``{path: value}`` of the floats the call of ``fn`` can read (see the module's docstring)."""
+def float_reads(fn, args, kwargs, kinds=(float,)):
+    """``{path: value}`` of the floats the call of ``fn`` can read (see the module's docstring);
+    ``kinds``: the types taken as floats (:mod:`.path_writes`' traced floats too)."""
     found, seen = {}, set()
 
     def walk(path, value, depth):
         if len(found) >= _MOST:
             return
-        if type(value) is float:
+        if type(value) in kinds:
             found[path] = value
         elif depth < _DEPTH and id(value) not in seen:
             seen.add(id(value))
@@ -102,7 +111,7 @@ def float_reads(fn, args, kwargs):
                 walk(path + (step,), item, depth + 1)
     try:
         for root, value in _roots(fn, args, kwargs):
-            walk((root,), value, 0 if root[0] in ("self", "arg") or type(value) is float else 1)
+            walk((root,), value, 0 if root[0] in ("self", "arg") or type(value) in kinds else 1)
     except Exception:  # (an object whose __dict__ cannot be read: nothing taken)
         return {}
     return found
@@ -122,8 +131,17 @@ def _resolve(path, fn, args, kwargs):
     for kind, name in path[1:]:
         if holder is not None:
             value = holder.cell_contents if key is None else holder[key]
-        holder, key = (vars(value), name) if kind == "attr" else (value._modules, name) if kind == "module" else (value, name)
+        holder, key = (vars(value), name) if kind == "attr" else (value._modules, name) if kind == "module" \
+            else (value.param_groups, name) if kind == "group" else (value, name)
     return holder, key
+
+
+def optimizer_of(path, fn, args, kwargs):
+    """The optimizer whose group holds the float at ``path`` (``(..., ("group", i), ("item", key))``), or None."""
+    if len(path) < 3 or path[-2][0] != "group":
+        return None
+    holder, key = _resolve(path[:-2], fn, args, kwargs)
+    return holder.cell_contents if key is None else holder[key]
 
 
 def _get(path, fn, args, kwargs):
@@ -137,6 +155,17 @@ def _put(path, fn, args, kwargs, value):
         holder.cell_contents = value
     else:
         holder[key] = value
+
+
+ABSENT = object()  # (a path's value before a call that made it: path_writes)
+
+
+def put_or_delete(path, fn, args, kwargs, value):
+    """Puts ``value`` at ``path``, or deletes its key where ``value`` is :data:`ABSENT`."""
+    if value is not ABSENT:
+        return _put(path, fn, args, kwargs, value)
+    holder, key = _resolve(path, fn, args, kwargs)
+    del holder[key]
 
 
 def read_values(paths, fn, args, kwargs):
@@ -154,14 +183,17 @@ def _key(value):
     return repr(value) if type(value) is float else None
 
 
-def changed_reads(seen, now, static, all_floats):
+def changed_reads(seen, now, static, all_floats, written=frozenset()):
     """The paths of ``now`` (:func:`float_reads` of this call) to trace: those whose value differs
-    from ``seen`` (the last recording's), or all (``all_floats``: int or float arguments are traced), but
-    those in ``static`` (found used)."""
-    return [p for p, v in now.items() if p not in static and (all_floats or p in seen and _key(seen[p]) != _key(v))]
+    from ``seen`` (the last recording's) or that a recording saw written (``written``:
+    :mod:`.path_writes`), or all (``all_floats``: int or float arguments are traced), but those in
+    ``static`` (found used)."""
+    return [p for p, v in now.items() if p not in static
+            and (all_floats or p in written or p in seen and _key(seen[p]) != _key(v))]
 
 
 PLACED = set()  # ids of the traced floats traced_reads put, until restore_reads (dynamic_ints.plain_ints leaves them)
+REPLAYED = set()  # ids of the plain floats path_writes put where the call wrote a traced float (replayed: no use)
 
 
 def traced_reads(paths, fn, args, kwargs, first, uses, world):
@@ -203,10 +235,14 @@ def restore_reads(put, fn, args, kwargs, world):
         if now is traced:
             _put(path, fn, args, kwargs, value)
             continue
+        if id(now) in REPLAYED:  # (a write each replay repeats: path_writes)
+            REPLAYED.discard(id(now))
+            continue
         if type(now) is TracedFloat:
             _put(path, fn, args, kwargs, float.__float__(now))
         for seen in traced.uses:
             seen.append(("written by the call", repr(path)))
+    REPLAYED.clear()
     _held_again(world, put)
 
 
@@ -246,10 +282,11 @@ class LeafGuard(tuple):
 
 class Reads:
     """A compiled function's read floats: their values at its last recording (``seen``, see
-    :func:`float_reads`) and the paths found used (``static``: not traced again)."""
+    :func:`float_reads`), the paths found used (``static``: not traced again) and those a
+    recording saw written with a plain float (``written``: traced by the next, :mod:`.path_writes`)."""
 
     def __init__(self):
-        self.seen, self.static = {}, set()
+        self.seen, self.static, self.written = {}, set(), set()
 
 
 def lifted_capture(capture, reads, fn, args, kwargs, facts, ints_traced, facts_of):
@@ -261,26 +298,36 @@ def lifted_capture(capture, reads, fn, args, kwargs, facts, ints_traced, facts_o
     ``symbols`` without theirs, ``facts`` (this call's) those of ``facts_of()`` (a snapshot) made
     with the paths Python did not use guarded as any float (:class:`LeafGuard`) where any was traced."""
     now = float_reads(fn, args, kwargs)
-    paths = changed_reads(reads.seen, now, reads.static, ints_traced)
+    paths = changed_reads(reads.seen, now, reads.static, ints_traced, reads.written)
     reads.seen, first = now, len(args) + len(kwargs)
     result, cap, shape, static, symbols = capture([first + j for j in range(len(paths))], paths)
+    reads.written.update(getattr(cap, "floats_written", ()))
     lifted = {p: symbols.pop(first + j) for j, p in enumerate(paths) if first + j in symbols}
     reads.static.update(p for p in paths if p not in lifted)
+    # (a group's float used, or compared: ``if lr > 0.05``, guarded by value, its guards being the group's)
+    READ.update(filter(None, [optimizer_of(p, fn, args, kwargs) for p in paths if lifted.get(p, True)]))
     for made in (cap, static):
         if made is not None:
             made.float_reads = tuple(paths)
     if lifted:
-        facts = _relaxed({p: any_float(now[p], conds) for p, conds in lifted.items()}, now, fn, args, kwargs, facts_of)
+        facts = _relaxed({p: any_float(now[p], conds) for p, conds in lifted.items()}, now, fn, args, kwargs, facts_of,
+                         getattr(cap, "path_writes", ()))
     return result, cap, shape, static, symbols, facts
 
 
-def _relaxed(guards, values, fn, args, kwargs, facts_of):
-    """``facts_of()`` made with a :class:`LiftedFloat` at each path of ``guards`` (``{path:
-    _AnyFloat}``), the paths then given their ``values`` back."""
+def _relaxed(guards, values, fn, args, kwargs, facts_of, writes=()):
+    """``facts_of()`` made with a :class:`LiftedFloat` of ``values`` (the call's start) at each path
+    of ``guards`` (``{path: _AnyFloat}``) and the value at the call's start at each path the call
+    wrote (``writes``: ``(path, how, value)``, :mod:`.path_writes`: ``self.n += 1`` guarded as it
+    was, not as the call left it), the paths then given back what they held."""
+    held = {path: _get(path, fn, args, kwargs) for path in [*guards, *(w[0] for w in writes)]}
+    for path, _, old in writes:  # (a float traced or an int read there: the plain number)
+        put_or_delete(path, fn, args, kwargs, old if old is ABSENT or type(old) in (int, float) else
+                      int.__int__(old) if isinstance(old, int) else float.__float__(old))
     for path, guard in guards.items():
         _put(path, fn, args, kwargs, LiftedFloat(values[path], LeafGuard(guard)))
     try:
         return facts_of()
     finally:
-        for path in guards:
-            _put(path, fn, args, kwargs, values[path])
+        for path, value in held.items():
+            _put(path, fn, args, kwargs, value)

@@ -347,7 +347,7 @@ class Optimizer:
     # The group entries an update op takes as its last inputs, in its order: a key, or (key, i)
     # for item i of a tuple (Adam's betas). ``ember.compile`` makes each an input of the graph,
     # read from the group at every call, so an LR scheduler changing them does not recompile
-    # (compiler/capture.py, Tracer.hyperparameter_inputs).
+    # (compiler/group_replay.py, hyperparameter_inputs).
     hyperparameters = ()
 
     def _hyperparameters(self, group):

@@ -125,7 +125,7 @@ STEPS = {"AdamUpdate": 4, "RmspropUpdate": 3, "AdagradUpdate": 3}  # where an up
 
 def update_attrs(update):
     """An update node's attrs with ``zero``: the names of its hyperparameters that are the
-    constant 0 (a capture keeps zeros as constants, see Tracer.hyperparameter_inputs)."""
+    constant 0 (a capture keeps zeros as constants, see group_replay.hyperparameter_inputs)."""
     names = update.target.hyperparameters
     values = update.args[len(update.args) - len(names):]
     return dict(update.kwargs, zero={n for n, v in zip(names, values) if not hasattr(v, "meta") and v == 0})
