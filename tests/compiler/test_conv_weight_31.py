@@ -1,10 +1,13 @@
-"""The weight gradient (``ConvWeight``) as im2col + BLAS with its product written straight into
-the gradient's layout (conv_gemm.gemm_kernel; it was produced transposed, then transposed back),
-and the cost model's im2col for 3x3 stride-1 weight gradients with fewer than 256 output tiles
-of F(2, 3) in the batch (autotune._MIN_WINOGRAD_WEIGHT_TILES). Every gradient of one compiled
-graph against torch in float64, within the bound of a sum of n products in any order (Higham,
-"Accuracy and Stability of Numerical Algorithms", 2002, (3.5)): n u sum |x gy|, u the unit
-roundoff of the kernel's dtype."""
+"""im2col + BLAS convolutions with their products written in the result's layout
+(conv_gemm.gemm_kernel): the forward in NCHW (into y for a block of one sample), the input
+gradient's product reading the weight in place, the weight gradient's straight into the
+gradient (each was produced in another order and transposed or copied), and the cost model's
+im2col for 3x3 stride-1 weight gradients with fewer than 256 output tiles of F(2, 3) in the
+batch (autotune._MIN_WINOGRAD_WEIGHT_TILES). The output and both gradients of one compiled graph
+against torch in float64, each element within the bound of a sum of n products in any order
+(Higham, "Accuracy and Stability of Numerical Algorithms", 2002, (3.5)): n u sum |terms|, u
+the unit roundoff of the kernel's dtype, the sums of |terms| being the same convolution and
+gradients of |x|, |w| and |gy|."""
 import types
 
 import numpy as np
@@ -20,13 +23,15 @@ pytestmark = pytest.mark.usefixtures("private_cache")
 # name -> (x shape, w shape, conv2d's keywords, dtype, whether the loss is out.sum(): a
 # broadcast output gradient, stride 0, copied into the product's rows)
 CASES = {
-    # 3x3 stride 1, 3 x 4 tiles: im2col + BLAS (Winograd before), the batch in one product
+    # 3x3 stride 1, 3 x 4 tiles: im2col + BLAS (the weight gradient Winograd before), the batch
+    # in one product
     "small planes": ((3, 16, 4, 4), (16, 16, 3, 3), dict(padding=1), np.float32, False),
-    # 49 positions a sample: blocks of 6 samples accumulated (the last one short), 2 groups
-    # written side by side into the gradient
+    # 49 positions a sample: blocks of 6 samples (the last one short), 2 groups side by side
     "groups, blocks": ((8, 4, 14, 14), (8, 2, 3, 3), dict(stride=2, padding=1, groups=2), np.float32, False),
     "1x1, broadcast gradient": ((2, 6, 9, 9), (5, 6, 1, 1), dict(stride=2), np.float32, True),
-    "float64, 3 groups": ((5, 6, 6, 7), (12, 2, 3, 3), dict(padding=(1, 2), groups=3), np.float64, False),
+    "float64, 3 groups": ((3, 6, 6, 7), (12, 2, 3, 3), dict(padding=(1, 2), groups=3), np.float64, False),
+    # 400 positions a sample: blocks of one sample, the forward's product written into y
+    "one sample a block": ((2, 3, 20, 20), (4, 3, 5, 5), dict(padding=2), np.float32, False),
 }
 
 
@@ -34,53 +39,50 @@ def _inputs():
     rng = np.random.default_rng(31)
     out = {}
     for name, (xs, ws, geometry, dtype, summed) in CASES.items():
-        x, w = rng.standard_normal(xs).astype(dtype), rng.standard_normal(ws).astype(dtype)
+        x, w, b = (rng.standard_normal(s).astype(dtype) for s in (xs, ws, ws[:1]))
         y = torch.nn.functional.conv2d(torch.tensor(x), torch.tensor(w), **geometry)
-        out[name] = x, w, None if summed else rng.standard_normal(tuple(y.shape)).astype(dtype)
+        out[name] = x, w, b, None if summed else rng.standard_normal(tuple(y.shape)).astype(dtype)
     return out
 
 
-def _gradients(lib, data, compiled=False):
-    """Each case's (input gradient, weight gradient) from conv2d(x, w) weighted by r (or
-    summed), backward."""
-    params = {name: (lib.tensor(x, requires_grad=True), lib.tensor(w, requires_grad=True),
-                     None if r is None else lib.tensor(r)) for name, (x, w, r) in data.items()}
+def _run(lib, data, compiled=False):
+    """Each case's (output, input gradient, weight gradient) of conv2d(x, w, b), weighted by r
+    (or summed), backward."""
+    params = {name: [lib.tensor(a, requires_grad=i < 3) if a is not None else None for i, a in enumerate(arrays)]
+              for name, arrays in data.items()}
 
     def step():
-        total = 0
-        for name, (x, w, r) in params.items():
-            x.grad = w.grad = None
-            y = (F if lib is ember else torch.nn.functional).conv2d(x, w, **CASES[name][2])
+        total, outs = 0, []
+        for name, (x, w, b, r) in params.items():
+            x.grad = w.grad = b.grad = None
+            y = (F if lib is ember else torch.nn.functional).conv2d(x, w, b, **CASES[name][2])
             total = total + (y.sum() if r is None else (y * r).sum()).to(lib.float64)
+            outs.append(y)
         total.backward()
-        return total
+        return outs
     run = ember.compile(step, fullgraph=True) if compiled else step
     for _ in range(3 if compiled else 1):  # the third call runs the generated C
-        run()
-    return {name: (x.grad.numpy(), w.grad.numpy()) for name, (x, w, _) in params.items()}
+        outs = run()
+    return {name: (y.detach().numpy(), x.grad.numpy(), w.grad.numpy())
+            for y, (name, (x, w, _, _)) in zip(outs, params.items())}
 
 
-def test_gradients_against_float64_and_the_variants_chosen(monkeypatch, capsys):
-    """Both gradients as im2col + BLAS (the input gradient's product reads the weight in place,
-    its windows ordered as the weight's), each element within n u sum |terms| of torch's
-    float64: the weight gradient's n the batch's output positions, the input gradient's the
-    products an input element takes part in (C_out / groups * kh * kw)."""
+def test_output_and_gradients_against_float64_and_the_variants_chosen(monkeypatch, capsys):
     data = _inputs()
     monkeypatch.setenv("EMBER_LOGS", "autotuning")
-    mine = _gradients(ember, data, compiled=True)
+    mine = _run(ember, data, compiled=True)
     log = capsys.readouterr().err
-    wide = {name: tuple(np.float64(a) if a is not None else None for a in arrays) for name, arrays in data.items()}
-    exact = _gradients(torch, wide)
-    # sum |x gy| for each weight element and sum |w gy| for each input element: the gradients
-    # of the same sums of |x|, |w| and |gy|
-    absolute = _gradients(torch, {name: (np.abs(x), np.abs(w), None if r is None else np.abs(r))
-                                  for name, (x, w, r) in wide.items()})
+    wide = {name: [np.float64(a) if a is not None else None for a in arrays] for name, arrays in data.items()}
+    exact = _run(torch, wide)
+    absolute = _run(torch, {name: [np.abs(a) if a is not None else None for a in arrays] for name, arrays in wide.items()})
+    lines = log.splitlines()
     for name, (xs, ws, geometry, dtype, _) in CASES.items():
-        assert f"ConvWeight {list(xs)} -> {list(ws)} -> im2col + BLAS (cost model)" in log, (name, log)
-        assert any(" ConvTranspose " in ln and ln.endswith(f"-> {list(xs)} -> im2col + BLAS (cost model)")
-                   for ln in log.splitlines()), (name, log)
-        positions = np.prod(torch.nn.functional.conv2d(torch.zeros(xs), torch.zeros(ws), **geometry).shape[2:])
-        terms = (ws[0] // geometry.get("groups", 1) * ws[2] * ws[3], xs[0] * positions)
+        for op in ("Conv", "ConvTranspose", "ConvWeight"):
+            assert any(f" {op} [" in ln and f"{list(xs)}" in ln and ln.endswith("-> im2col + BLAS (cost model)")
+                       for ln in lines), (name, op, log)
+        positions = np.prod(exact[name][0].shape[2:])
+        # products summed: by each output (and its bias), input element, weight element
+        terms = (ws[1] * ws[2] * ws[3] + 1, ws[0] // geometry.get("groups", 1) * ws[2] * ws[3], xs[0] * positions)
         for got, want, scale, n in zip(mine[name], exact[name], absolute[name], terms):
             assert got.dtype == dtype and got.shape == want.shape
             error = np.abs(got.astype(np.float64) - want)
