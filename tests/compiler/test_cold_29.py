@@ -48,8 +48,10 @@ def test_convolution_twins_share_one_copy_with_their_choice_passed_on():
 def test_two_identical_residual_blocks_share_their_convolutions_kernels(c_builds, fresh_cache, monkeypatch):
     # Winograd for all three kernels of each convolution, as on a ResNet's 4x4 planes before
     # session 30 (the cost model now takes im2col + BLAS for a forward or input gradient of so
-    # few tiles: autotune._MIN_WINOGRAD_TILES)
+    # few tiles, and since session 31 for a weight gradient: autotune._MIN_WINOGRAD_TILES and
+    # _MIN_WINOGRAD_WEIGHT_TILES)
     monkeypatch.setattr(autotune, "_MIN_WINOGRAD_TILES", 0)
+    monkeypatch.setattr(autotune, "_MIN_WINOGRAD_WEIGHT_TILES", 0)
     rng = np.random.default_rng(0)
     x0 = rng.standard_normal((2, 4, 4, 4)).astype(np.float32)
     w0 = [rng.standard_normal((4, 4, 3, 3)).astype(np.float32) * 0.3 for _ in range(4)]

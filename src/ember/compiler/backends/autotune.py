@@ -107,12 +107,14 @@ def cost_model(shape, transposed_b=False):
 
 def conv_cost_model(node, have_blas):
     """0 (direct loops) for products too narrow for BLAS (conv.narrow) or where im2col + BLAS
-    cannot run, else Winograd where it applies (3x3, stride 1) but for a Conv or ConvTranspose
-    with fewer than ``_MIN_WINOGRAD_TILES`` output tiles in the batch, else 1 (im2col + BLAS).
-    Which Winograd depends on the CPU (:func:`winograd_choice`)."""
+    cannot run, else Winograd where it applies (3x3, stride 1) but with fewer output tiles in
+    the batch than ``_MIN_WINOGRAD_TILES`` (a Conv or ConvTranspose) or
+    ``_MIN_WINOGRAD_WEIGHT_TILES`` (a ConvWeight), else 1 (im2col + BLAS). Which Winograd
+    depends on the CPU (:func:`winograd_choice`)."""
     if not have_blas or not conv_gemm.candidate(node) or conv.narrow(node):
         return 0
-    if winograd.candidate(node) and (node.target.name == "ConvWeight" or _tiles(node) >= _MIN_WINOGRAD_TILES):
+    least = _MIN_WINOGRAD_WEIGHT_TILES if node.target.name == "ConvWeight" else _MIN_WINOGRAD_TILES
+    if winograd.candidate(node) and _tiles(node) >= least:
         return winograd_choice()
     return 1
 
@@ -122,14 +124,21 @@ def conv_cost_model(node, have_blas):
 # a CIFAR ResNet-18 step (batch 8; AMD EPYC, one thread, process CPU time) F(2, 3) against
 # im2col + BLAS: 512 channels on 4x4 planes (32 tiles) 16.8 against 7.8 ms forward, 17.2
 # against 8.5 input gradient; 256 on 8x8 (128 tiles) 6.7 against 7.2 and 6.8 against 6.7;
-# 128 on 16x16 4.6 against 7.0 and 4.5 against 6.5. The weight gradient transforms its result
-# once per call, not the weight, and F(2, 3) stays faster there (8.4 against 12.3 ms at 4x4).
+# 128 on 16x16 4.6 against 7.0 and 4.5 against 6.5.
 _MIN_WINOGRAD_TILES = 64
+# The weight gradient's products sum over the tiles (K of its 16 products of co x ci): with few
+# tiles they are short and its result's transform (co x ci tiles) costs as much as the products
+# saved, while im2col + BLAS makes one product of the batch's positions written straight into
+# the gradient (conv_gemm). Same step, CPU time: 512 channels on 4x4 planes (32 tiles) F(2, 3)
+# 9.4-9.8 against 7.1 ms, 256 on 8x8 (128 tiles) 7.8 against 6.6-6.8; 128 on 16x16 (512 tiles)
+# 4.6 against 7.0-7.1, 64 on 32x32 5.1 against 8.5-8.6.
+_MIN_WINOGRAD_WEIGHT_TILES = 256
 
 
 def _tiles(node):
-    """F(2, 3)'s output tiles of a Conv or ConvTranspose node over its whole batch."""
-    n, _, h, w = node.meta["shape"]
+    """F(2, 3)'s output tiles over the whole batch of a Conv or ConvTranspose node's output, or
+    of a ConvWeight node's output gradient."""
+    n, _, h, w = (node.args[1] if node.target.name == "ConvWeight" else node).meta["shape"]
     return n * ((h + 1) // 2) * ((w + 1) // 2)
 
 

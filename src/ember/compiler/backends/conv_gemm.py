@@ -8,14 +8,22 @@ contiguous slices of input rows), the samples of a block side by side in each ro
 enough samples for 256 positions, :func:`samples_per_product`; one where a sample has them), and
 one BLAS product per group and block does the arithmetic:
 
-* ``Conv``: y_n[g] = W[g] @ cols_n[g], produced position-major (OpenBLAS's kernels were
-  fastest with the short dimension first) and transposed into NCHW while in cache, adding the
-  bias; any fused loop runs on the sample right after;
-* ``ConvTranspose``: cols = W[g]^T @ gy_n[g], position-major with each window ordered (i, j,
-  channel), then col2im adds every window back into a channels-last copy of the result (one
-  contiguous run of channels per kernel offset), transposed into NCHW with the bias;
+* ``Conv``: y_n[g] = W[g] @ cols_n[g], the product written in NCHW order (straight into y for
+  a block of one sample; a block of several has each sample's run of positions copied out,
+  adding the bias); any fused loop runs on the block right after. Produced position-major and
+  transposed instead, it ran 10-20% slower (512 channels on 4x4 planes, batch 8: 7.8 against
+  6.9 ms; 64 -> 128 channels, stride 2 on 32x32: 3.9 against 3.3; AMD EPYC, one thread);
+* ``ConvTranspose``: cols = W[g]^T @ gy_n[g], position-major with each window ordered as the
+  weight (channel, i, j), then col2im adds every window back into a channels-last copy of the
+  result (a run of channels per kernel offset, read kh*kw apart), transposed into NCHW with the
+  bias. The weight is read in place: reordered into (i, j, channel) windows first, for
+  contiguous runs, its copy cost more than the strided reads saved where the planes are small
+  (512 channels on 4x4 planes, batch 8: 8.4 against 6.9 ms; AMD EPYC, one thread);
 * ``ConvWeight``: gW[g] += gy_n[g] @ cols_n[g]^T over the blocks (a block of several samples
-  copies their gradients side by side, as for ``ConvTranspose``). The windows are copied
+  copies their gradients side by side, as for ``ConvTranspose``), the product written straight
+  into the gradient's (C_out, C_in/groups*kh*kw) layout: produced transposed and then
+  transposed back, the 9.4 MB gradient of a 512-channel 3x3 layer took 11.9 ms instead of 7.1
+  (strided reads; AMD EPYC, one thread). The windows are copied
   again rather than kept from the forward: reading a kept buffer (all samples, 4.7 MB for
   bench_compile's Conv2d row) from memory cost more than copying the windows into one sample's
   buffer that stays in cache (weight gradient 1.34 -> 1.07 ms, and the forward 1.51 -> 1.34 ms
@@ -207,52 +215,50 @@ def gemm_kernel(src, node, fname, t, epilogue=None):
               f"        const long ns = n0 + {per} < {n} ? {per} : {n} - n0;"]
     if name == "Conv":
         x, cog = _Operand(src, node.args[0]), co // groups
-        decls, start = _buffers(t, fname, {"cols": groups * k * ld, "yt": ld * co})
+        # the product in NCHW: straight into y for one sample, else rows of the block's
+        # samples side by side, each sample's run of positions then copied out
+        plus = " + b[c]" if bias is not None else ""
+        decls, start = _buffers(t, fname, {"cols": groups * k * ld} | ({} if per == 1 else {"yt": ld * co}))
+        target, ldc = (f"y + n0*{co * p}", p) if per == 1 else (f"{fname}_yt", ld)
+        place = ([f"        for (long c = 0; c < {co}; c++) for (long q = 0; q < {p}; q++) y[n0*{co * p} + c*{p} + q] += b[c];"]
+                 if bias is not None else []) if per == 1 else [
+            f"        for (long s = 0; s < ns; s++) for (long c = 0; c < {co}; c++) for (long q = 0; q < {p}; q++) "
+            f"y[(n0 + s)*{co * p} + c*{p} + q] = {fname}_yt[c*{ld} + s*{p} + q]{plus};"]
+        product = [f"        for (long g = 0; g < {groups}; g++)",
+                   "            " + _gemm(t, "N", "N", f"ns*{p}", cog, k, f"{fname}_cols + g*{k * ld}", ld,
+                                          f"wt + g*{cog * k}", k, 0, f"{target} + g*{cog}*{ldc}", ldc), *place]
         return lines + decls + _im2col(node, x, t, fname, ld) + body + start + [
             f"    em_blas_threads((long)({cog * k * ld}));", *blocks,
             f"        for (long s = 0; s < ns; s++) {fname}_im2col({x.plane('n0 + s', 0)}, {fname}_cols + s*{p});",
-            f"        for (long g = 0; g < {groups}; g++)",
-            "            " + _gemm(t, "T", "T", cog, f"ns*{p}", k, f"wt + g*{cog * k}", k, f"{fname}_cols + g*{k * ld}",
-                                   ld, 0, f"{fname}_yt + g*{cog}", co),
-            "        for (long s = 0; s < ns; s++) {",
-            *_transpose(f"{fname}_yt + s*{p * co}", f"y + (n0 + s)*{co * p}", p, co,
-                        "b[c]" if bias is not None else None),
-            "        }",
+            *product,
             *_finish(epilogue, f"n0*{co * out.shape[2]}", f"(n0 + ns)*{co * out.shape[2]}"),
             "    }", *_finish(epilogue, None, None), "}"]
     if name == "ConvWeight":
         x, cog = _Operand(src, node.args[0]), co // groups
         copy, gy, ldg = _rows_operand(src, node.args[1], t, fname, co, p, per)
-        decls, start = _buffers(t, fname, {"cols": groups * k * ld, "rows": co * ld if copy else 1, "gt": co * k})
+        decls, start = _buffers(t, fname, {"cols": groups * k * ld, "rows": co * ld if copy else 1})
         return lines + decls + _im2col(node, x, t, fname, ld) + body + start + [
             f"    em_blas_threads((long)({cog * k * ld}));",
-            *([f"    if ({n} == 0) memset({fname}_gt, 0, sizeof({fname}_gt));  /* no sample: a zero gradient */"]
+            *([f"    if ({n} == 0) memset(y, 0, sizeof({t})*{co * k});  /* no sample: a zero gradient */"]
               if isinstance(n, Expr) else []), *blocks,
             f"        for (long s = 0; s < ns; s++) {fname}_im2col({x.plane('n0 + s', 0)}, {fname}_cols + s*{p});",
             *copy,
             f"        for (long g = 0; g < {groups}; g++)",
-            "            " + _gemm(t, "T", "N", cog, k, f"ns*{p}", f"{gy} + g*{cog}*{ldg}", ldg,
-                                   f"{fname}_cols + g*{k * ld}", ld, "n0 ? 1 : 0", f"{fname}_gt + g*{cog * k}", cog),
-            "    }",
-            f"    for (long g = 0; g < {groups}; g++)",
-            *["    " + ln for ln in _transpose(f"{fname}_gt + g*{cog * k}", f"y + g*{cog * k}", k, cog, None)],
-            "}"]
+            "            " + _gemm(t, "T", "N", k, cog, f"ns*{p}", f"{fname}_cols + g*{k * ld}", ld,
+                                   f"{gy} + g*{cog}*{ldg}", ldg, "n0 ? 1 : 0", f"y + g*{cog * k}", k),
+            "    }", "}"]
     # ConvTranspose (see the module's docstring): position-major windows, col2im channels-last.
     cx, h_x, w_x = node.args[0].meta["shape"][1:]
     cxg, width, window = cx // groups, groups * k, kh * kw
     copy, gy, ldg = _rows_operand(src, node.args[0], t, fname, cx, p, per)
-    add = (f"{{ {t}* restrict o = orow + @col@*{c}; const {t}* restrict s = crow + q*{width} + "
-           f"(i*{kw} + @j@)*{cig}; for (long g = 0; g < {groups}; g++) for (long ci = 0; ci < {cig}; ci++) "
-           f"o[g*{cig} + ci] += s[g*{k} + ci]; }}")
-    decls, start = _buffers(t, fname, {"cols": width * ld, "rows": cx * ld if copy else 1, "wr": cx * k,
-                                       "ycl": h * w * c})
+    add = (f"{{ {t}* restrict o = orow + @col@*{c}; const {t}* restrict s = crow + q*{width} + i*{kw} + @j@; "
+           f"for (long g = 0; g < {groups}; g++) for (long ci = 0; ci < {cig}; ci++) o[g*{cig} + ci] += s[g*{k} + ci*{window}]; }}")
+    decls, start = _buffers(t, fname, {"cols": width * ld, "rows": cx * ld if copy else 1, "ycl": h * w * c})
     return lines + decls + body + start + [
-        f"    for (long x = 0; x < {cx}; x++) for (long ci = 0; ci < {cig}; ci++) for (long r = 0; r < {window}; r++)",
-        f"        {fname}_wr[(x*{window} + r)*{cig} + ci] = wt[(x*{cig} + ci)*{window} + r];",
         f"    em_blas_threads((long)({cxg * k * ld}));", *blocks, *copy,
         f"        for (long g = 0; g < {groups}; g++)",
-        "            " + _gemm(t, "N", "T", k, f"ns*{p}", cxg, f"{fname}_wr + g*{cxg * k}", k, f"{gy} + g*{cxg}*{ldg}",
-                               ldg, 0, f"{fname}_cols + g*{k}", width),
+        "            " + _gemm(t, "N", "T", k, f"ns*{p}", cxg, f"wt + g*{cxg * k}", k,
+                               f"{gy} + g*{cxg}*{ldg}", ldg, 0, f"{fname}_cols + g*{k}", width),
         "        for (long sn = 0; sn < ns; sn++) {",
         f"        memset({fname}_ycl, 0, sizeof({t})*{h * w * c});",
         *_row_loops(h_x, kh, sh, dh, top, h, "        "),
