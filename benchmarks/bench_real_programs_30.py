@@ -45,31 +45,42 @@ def _time(make, steps, warm=10):
     return log, best
 
 
-def main():
-    names = sys.argv[1].split(",") if len(sys.argv) > 1 and sys.argv[1] else list(programs.PROGRAMS)
+def _torch_compiled(make, steps):
+    """``(graphs, breaks, log, seconds per iteration)`` of ``torch.compile``, or Nones where it raises
+    (reinforce: dynamo cannot make a tensor of a ``deque``)."""
+    torch._dynamo.reset()
+    counter = CompileCounter()
+    torch_counters.clear()
+    try:
+        _, step = make(torch, lambda fn: torch.compile(fn, backend=counter))
+        [step() for _ in range(3)]
+        graphs, breaks = counter.frame_count, sum(torch_counters["graph_break"].values())
+        torch._dynamo.reset()
+        return (graphs, breaks, *_time(lambda: make(torch, torch.compile), steps))
+    except Exception as error:
+        print(f"  torch.compile raises {type(error).__name__}: {str(error).splitlines()[0][:100]}")
+        return None, None, None, float("nan")
+
+
+def main(table=programs.PROGRAMS):
+    """Prints the table for the programs of ``table`` (``{name: factory}``) named on the command line."""
+    names = sys.argv[1].split(",") if len(sys.argv) > 1 and sys.argv[1] else list(table)
     steps = int(sys.argv[2]) if len(sys.argv) > 2 else 20
     torch.set_num_threads(1)
     print(f"{'program':20} {'torch':>8} {'t.compile':>10} {'ember':>8} {'e.compile':>10}  graphs torch/ember"
           f"  breaks torch/ember  same")
     for name in names:
-        make = programs.PROGRAMS[name]
+        make = table[name]
         log, eager = _time(lambda: make(torch), steps)
-        torch._dynamo.reset()
-        counter = CompileCounter()
-        torch_counters.clear()
-        _, step = make(torch, lambda fn: torch.compile(fn, backend=counter))
-        [step() for _ in range(3)]
-        torch_graphs, torch_breaks = counter.frame_count, sum(torch_counters["graph_break"].values())
-        torch._dynamo.reset()
-        t_log, t_compiled = _time(lambda: make(torch, torch.compile), steps)
+        torch_graphs, torch_breaks, t_log, t_compiled = _torch_compiled(make, steps)
         _, e_eager = _time(lambda: make(ember), steps)
         ember.compiler.reset()
         counters.clear()
         e_log, e_compiled = _time(lambda: make(ember, ember.compile), steps)
         ours = counters["stats"]["unique_graphs"], sum(counters["graph_break"].values())
         print(f"{name:20} {eager * 1e3:7.2f}ms {t_compiled / eager:9.2f}x {e_eager / eager:7.2f}x "
-              f"{e_compiled / eager:9.2f}x  {torch_graphs:>6}/{ours[0]:<6} {torch_breaks:>10}/{ours[1]:<6}"
-              f"  {_same(log, t_log)}/{_same(log, e_log)}", flush=True)
+              f"{e_compiled / eager:9.2f}x  {str(torch_graphs):>6}/{ours[0]:<6} {str(torch_breaks):>10}/{ours[1]:<6}"
+              f"  {t_log is not None and _same(log, t_log)}/{_same(log, e_log)}", flush=True)
 
 
 if __name__ == "__main__":

@@ -157,9 +157,8 @@ class Tracer(_core.Observer):
         as a number breaks the graph instead."""
         if output is None or self.thread != threading.get_ident():
             return
-        for v in attrs.values():
-            if _has_loop_int(v):
-                self.graph_break(_LOOP_INT_USE)
+        if any(map(_has_loop_int, attrs.values())):
+            self.graph_break(_LOOP_INT_USE)
         if any(map(holds_arrays, attrs.values())):  # index arrays: graph values
             breaks = len(self.breaks)
             attrs = {k: self.attr(v, op) for k, v in attrs.items()}
@@ -173,7 +172,9 @@ class Tracer(_core.Observer):
         args = tuple(self.arg(x, dtype) for x in inputs)
         inplace = attrs.get("inplace") and getattr(op, "mutates", None)
         if getattr(op, "hyperparameters", None):  # (first: a number written into the group is no float use)
-            args = hyperparameter_inputs(self, op, inputs, args)
+            breaks, args = len(self.breaks), self.hyperparameter_inputs(op, inputs, args)
+            if len(self.breaks) > breaks:  # (the update runs between two pieces: the next reads its results)
+                return
         if TRACING.value:
             op, args, attrs = float_nodes(self, op, args, attrs, dtype, output)
         if inplace:  # recorded as the functional op, then a write per updated input
@@ -192,6 +193,8 @@ class Tracer(_core.Observer):
         if inplace:  # (the recorded op's mutates: float_nodes may record another op)
             for i, result in zip([i for i in inplace if inputs[i] is not None], output):
                 self.op_write(inputs[i], result)
+
+    hyperparameter_inputs = hyperparameter_inputs  # (group_replay's; hop.py's tracer breaks instead)
 
     def group_of(self, t):
         """``(optimizer, group index)`` holding parameter ``t`` (or the one it views as real), or None."""
@@ -220,7 +223,7 @@ class Tracer(_core.Observer):
                 return self.graph_break("in-place write into a view the graph cannot follow to its base")
             target, value = written
             array = target._data
-        root, base = root_array(array), target._base
+        root, base, view, written_value = root_array(array), target._base, array, value
         if root is array and base is not None and base._data is not array:
             # a view whose memory NumPy does not trace to its base (view_as_real, a conj view):
             # the write's effect on the base cannot be recorded
@@ -234,15 +237,15 @@ class Tracer(_core.Observer):
         elif root is not array and id(array) not in self.known and (tracks(root) or any(
                 np.may_share_memory(array, a) for a in world_arrays(self.world) if id(a) in self.known)):
             return self.graph_break("in-place write into a view whose base is not known")
-        for kept in self.kept_over(root):  # views of the written array now hold values the graph lost
-            if kept is not array and id(kept) in self.value:
+        for kept in self.kept_over(root):  # other views of the written array now hold values the graph lost
+            if kept is not array and kept is not view and id(kept) in self.value:
                 self.stale.add(id(kept))
         if id(array) in self.placeholder_of or id(array) in self.known:
             placeholder = self.placeholder_of.get(id(array)) or self.node(target)
             self.rewrote = self.graph.write(placeholder, value) and target.requires_grad or self.rewrote
             self.written.update({value: array} if target.requires_grad else ())  # (read as another tensor's: arg)
-        self.value[id(array)] = value
-        self.hold(array)
+        self.value[id(array)], self.value[id(view)] = value, written_value  # (the view read again: what it got)
+        self.hold(array), self.hold(view)  # (the view's id is forgotten with it)
 
     def hold(self, array):
         """Follows ``array`` while it lives; when it dies, its id (free for a new array) is
@@ -374,8 +377,7 @@ class Tracer(_core.Observer):
             if not x.requires_grad and node.meta.get("requires_grad"):  # x.detach(): one array, two tensors
                 node = self.graph.call_op(Detach, (node,), {}, dict(node.meta, requires_grad=False))
             if dtype is not None and x.dtype is not dtype:
-                node = self.graph.call_op(ToDtype, (node,), {"dtype": dtype},
-                                          dict(node.meta, dtype=dtype))
+                node = self.graph.call_op(ToDtype, (node,), {"dtype": dtype}, dict(node.meta, dtype=dtype))
             return node
         if isinstance(x, (tuple, list)):
             return type(x)(self.arg(v, dtype) for v in x)
@@ -424,8 +426,7 @@ class Tracer(_core.Observer):
             source, name = ("tensor", t), "tensor"
         # the meta of what the placeholder stands for: an input read first through x.detach()
         # still requires grad (its readers then read a Detach of it)
-        stands_for = self.world.inputs[source[1]] if source[0] == "input" else \
-            source[1] if source[0] == "param" else t
+        stands_for = self.world.inputs[source[1]] if source[0] == "input" else source[1] if source[0] == "param" else t
         node = self.graph.placeholder(name, _meta(stands_for))
         self.sources.append(source)
         self.value[key] = self.placeholder_of[key] = node

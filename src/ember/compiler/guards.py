@@ -140,6 +140,8 @@ class World:
         # but called: their train/eval flag and parameters matter as much)
         roots = self.modules + [v for root in self.modules for sub in root.modules() for v in _listed_modules(sub)]
         modules = self.all_modules = list({id(m): m for root in roots for m in root.modules()}.values())
+        for opt in [v for m in modules for v in vars(m).values() if isinstance(v, Optimizer)]:
+            visit(opt)  # and the optimizers they hold (forward-forward's layers: ``self.opt = Adam(...)``)
         self.tables = [table for m in modules for table in (m._parameters, m._buffers)]
         # attributes no code of the call names are not guarded (see unread_attributes)
         unread = self.unread = unread_attributes(modules, [self.source[1], *self.kinds[2]])
@@ -284,8 +286,7 @@ def _kinds(arguments, free):
     # or a class's staticmethod, are baked as themselves)
     python = (types.FunctionType, types.MethodType)
     return (roots, [o for o in free if scalar(o) or container(o) or function_like(o) and not isinstance(o, python)],
-            [o for o in free if isinstance(o, python)],
-            [o for o in free if isinstance(o, Tensor)] + listed, objects,
+            [o for o in free if isinstance(o, python)], [o for o in free if isinstance(o, Tensor)] + listed, objects,
             [o for o in roots if isinstance(o, (list, tuple, deque, dict, set))] + objects)
 
 
@@ -466,8 +467,7 @@ def optimizer_facts(opt, groups=None):
     hyper = tuple([tuple([(key, (v == 0 if key in inputs else v) if type(v) in _PLAIN else _hyperparameter(v, key in inputs))
                           for key, v in g.items() if key != "params"]) for g in groups])
     # state is made for all parameters with a gradient on the first step: its sizes tell
-    return (tuple([tuple(map(id, g["params"])) for g in opt.param_groups]), hyper,
-            tuple(map(len, opt.state.values())))
+    return (tuple([tuple(map(id, g["params"])) for g in opt.param_groups]), hyper, tuple(map(len, opt.state.values())))
 
 
 def _aliases(world):
