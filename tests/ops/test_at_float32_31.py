@@ -19,7 +19,7 @@ def test_thresholds_value_rounds_to_16_bits_through_float32(dtype, value):
     assert compiled(x).tolist() == want
 
 
-def test_the_flag_wraps_the_kernel_once_and_keeps_float32_and_float64_as_they_are():
+def test_the_flag_wraps_the_kernel_once_and_leaves_float64_as_it_was():
     from ember._ops.nn import Elu
     x = ember.tensor([-1.0, 0.5], dtype=ember.float64)
     assert ember.nn.functional.elu(x, 2.0).tolist() == torch.nn.functional.elu(torch.tensor([-1.0, 0.5],
