@@ -401,7 +401,7 @@ def at_float32(forward):
     @functools.wraps(forward)
     def kernel(*arrays, **attrs):
         dtype = arrays[0].dtype
-        if not sixteen_bit(dtype):
+        if dtype.itemsize != 2 or not sixteen_bit(dtype):  # (the size first: cheaper for float32)
             return forward(*arrays, **attrs)
         return forward(*(None if a is None else a.astype(np.float32) for a in arrays), **attrs).astype(dtype)
     return kernel
