@@ -390,9 +390,21 @@ def is_floating(dtype):
 
 
 def sixteen_bit(dtype):
-    """Whether the array dtype ``dtype`` is float16's or bfloat16's (kernels that compute those
-    at float32, as torch's opmath)."""
+    """Whether the array dtype ``dtype`` is float16's or bfloat16's."""
     return dtype == np.float16 or is_bfloat16(dtype)
+
+
+def at_float32(forward):
+    """Op kernel ``forward`` computing float16/bfloat16 at float32 as torch's ``opmath_t``: its arrays
+    (of the first's 16-bit dtype, None kept) widened, the result rounded once to that dtype, the
+    attributes (elu's alpha) never rounded to 16 bits. What ``Op.at_float32`` applies."""
+    @functools.wraps(forward)
+    def kernel(*arrays, **attrs):
+        dtype = arrays[0].dtype
+        if dtype.itemsize != 2 or not sixteen_bit(dtype):  # (the size first: cheaper for float32)
+            return forward(*arrays, **attrs)
+        return forward(*(None if a is None else a.astype(np.float32) for a in arrays), **attrs).astype(dtype)
+    return kernel
 
 
 def cast(x, dtype):

@@ -80,6 +80,7 @@ class Op:
         opmath: with a float16/bfloat16 result and a Python number (or a 0-d second operand),
             compute in float32, the number not cast to 16 bits first: torch's ``opmath_t``
             (``half(0) * 2**20`` is 0; with 2**20 cast to float16, inf, it would be nan).
+        at_float32: ``forward`` computes float16/bfloat16 arrays at float32 (``_backend.at_float32``).
         pointwise: elementwise, its result laid out as torch's (default: a non-view elementwise infer).
     """
     promote = "promote"
@@ -93,6 +94,7 @@ class Op:
     draws = False
     complex_error = None
     opmath = False
+    at_float32 = False
     pointwise = False
 
     def __init_subclass__(cls):
@@ -102,6 +104,8 @@ class Op:
         cls.backward_name = cls.name + "Backward0"
         OPS[cls.name] = cls
         cls.refused_kinds = refused_kinds(cls.name, cls.complex_error)
+        if cls.at_float32 and "forward" in cls.__dict__:  # (one wrapper: the dispatcher's and a compiled graph's call)
+            cls.forward = staticmethod(_backend.at_float32(cls.forward))
         if "pointwise" not in cls.__dict__:
             cls.pointwise = not cls.is_view and getattr(cls.infer, "__func__", None) in (elementwise_rule, real_rule)
 
@@ -161,9 +165,7 @@ def like_input(op, x, *inputs, **attrs):
 
 def _cast_inputs(op, inputs):
     """The arrays ``op``'s kernel takes and the dtype its result is rounded to (None: as is)."""
-    dt = result_type(*inputs)
-    if op.promote == "float" and not dt.is_inexact:
-        dt = get_default_dtype()
+    dt = result_dtype(op, inputs)  # (op.promote is not None here)
     inputs = [float.__float__(x) if isinstance(x, float) else x.item() if getattr(x, "ndim", None) == 0 and not isinstance(
         x, (_Tensor, _ndarray)) else x for x in inputs]  # (a NumPy scalar or float subclass: the Python number, as torch)
     if op.opmath and dt in _REDUCED:
@@ -356,14 +358,11 @@ class ZeroLink(Op):
     """``grad`` unchanged, recorded as depending on ``inputs`` with derivative 0."""
     promote = None
     save_inputs = False
+    infer = classmethod(like_input)
 
     @staticmethod
     def forward(grad, *inputs):
         return grad.copy()
-
-    @classmethod
-    def infer(cls, grad, *inputs):
-        return tuple(grad.shape), grad.dtype
 
     @staticmethod
     def backward(ctx, g):

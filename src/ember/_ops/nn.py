@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from .._backend import namespace, sixteen_bit
+from .._backend import namespace
 from .core import Op, apply, elementwise_rule, like_input, zero_link
 from .unimplemented import not_implemented_link
 from .erf import erf
@@ -29,11 +29,10 @@ class LeakyRelu(Op):
     """``x`` where ``x > 0``, else ``negative_slope * x``; the slope is the gradient at 0."""
     promote = None
     infer = classmethod(like_input)
+    at_float32 = True  # (torch's opmath: the slope not rounded to 16 bits)
 
     @staticmethod
     def forward(x, negative_slope=0.01):
-        if sixteen_bit(x.dtype):  # (at float32, as torch's opmath: the slope not rounded to 16 bits)
-            return namespace(x).where(x > 0, x, (x.astype(np.float32) * np.float32(negative_slope)).astype(x.dtype))
         return namespace(x).where(x > 0, x, x * x.dtype.type(negative_slope))
 
     @staticmethod
@@ -49,11 +48,10 @@ class Elu(Op):
     in PyTorch's ``elu`` with its ``scale``/``input_scale`` arguments."""
     promote = None
     infer = classmethod(like_input)
+    at_float32 = True  # (torch's opmath: a float16 alpha of 70000.0 would be inf)
 
     @staticmethod
     def forward(x, alpha=1.0, scale=1.0, input_scale=1.0):
-        if sixteen_bit(x.dtype):  # at float32, as torch's opmath (a float16 alpha of 70000.0 would be inf)
-            return Elu.forward(x.astype(np.float32), alpha, scale, input_scale).astype(x.dtype)
         xp, scalar = namespace(x), x.dtype.type
         with np.errstate(over="ignore"):
             negative = xp.expm1(x * scalar(input_scale)) * scalar(alpha * scale)
@@ -103,13 +101,12 @@ class ThresholdForward(Op):
     name = "Threshold"
     promote = None
     infer = classmethod(like_input)
+    at_float32 = True  # (torch's: a float16 1.703125 <= 1.7 is False; value rounded to 16 bits through float32)
 
     @staticmethod
     def forward(x, threshold, value):
         xp = namespace(x)
-        # (a float16 or bfloat16 x compares at float32, as torch's: 1.703125 <= 1.7 is False)
-        below = x.astype(np.float32) <= np.float32(threshold) if sixteen_bit(x.dtype) else x <= threshold
-        return xp.where(below, xp.asarray(value).astype(x.dtype), x)
+        return xp.where(x <= threshold, xp.asarray(value).astype(x.dtype), x)
 
     @staticmethod
     def backward(ctx, g):
@@ -174,11 +171,10 @@ class Gelu(Op):
     promote = None
     infer = classmethod(like_input)
     save_output = True
+    at_float32 = True  # (torch's opmath: in float16 the tail below -3 rounded to 0)
 
     @staticmethod
     def forward(x, approximate="none"):
-        if sixteen_bit(x.dtype):  # at float32, as torch's opmath (in float16 the tail below -3 rounded to 0)
-            return Gelu.forward(x.astype(np.float32), approximate).astype(x.dtype)
         with np.errstate(invalid="ignore", over="ignore"):
             if approximate == "tanh":
                 inner = _SQRT_2_OVER_PI * (x + _GELU_CUBIC * x * x * x)
@@ -209,13 +205,10 @@ class GeluBackward(Op):
     Its own derivative: ``phi(x) * (2 - x**2)`` for ``x``, the bracket for ``g``."""
     promote = None
     infer = classmethod(like_input)
+    at_float32 = True  # (as the forward)
 
     @staticmethod
     def forward(g, x, output):
-        if sixteen_bit(x.dtype):  # (at float32, as the forward)
-            half = x.dtype
-            g, x, output = (None if a is None else a.astype(np.float32) for a in (g, x, output))
-            return GeluBackward.forward(g, x, output).astype(half)
         xp = namespace(x)
         with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
             if output is None:

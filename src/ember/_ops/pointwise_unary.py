@@ -13,7 +13,7 @@ import sys
 import numpy as np
 
 from .. import _dtype
-from .._backend import is_bfloat16, is_floating, kernel, namespace, sixteen_bit, special
+from .._backend import is_bfloat16, is_floating, kernel, namespace, special
 from .._tensor import Tensor
 from .args import tensor_args, with_out
 from .core import _NAMES, Op, elementwise_rule, apply, like_input, named, real_rule, zero_link
@@ -326,11 +326,10 @@ class SoftplusForward(Op):
     name = "Softplus"
     infer = classmethod(elementwise_rule)
     promote = "float"
+    at_float32 = True  # (torch's opmath: beta not rounded to 16 bits)
 
     @staticmethod
     def forward(x, beta=1.0, threshold=20.0):
-        if sixteen_bit(x.dtype):  # at float32, as torch's opmath (beta not rounded to 16 bits)
-            return SoftplusForward.forward(x.astype(np.float32), beta, threshold).astype(x.dtype)
         bx = x * beta
         xp = namespace(x)
         with np.errstate(over="ignore"):  # (torch's log1p(exp(bx)): inf past exp's range below a threshold raised there)
@@ -352,11 +351,10 @@ class SoftplusBackward(Op):
     ``x`` below the threshold (``s = sigmoid(x * beta)``), 0 from it on."""
     promote = None
     infer = classmethod(like_input)
+    at_float32 = True  # (torch's opmath)
 
     @staticmethod
     def forward(g, x, beta=1.0, threshold=20.0):
-        if sixteen_bit(x.dtype):  # (torch's opmath)
-            return SoftplusBackward.forward(g.astype(np.float32), x.astype(np.float32), beta, threshold).astype(x.dtype)
         xp = namespace(x)
         bx = x * x.dtype.type(beta)
         with np.errstate(over="ignore", invalid="ignore"):

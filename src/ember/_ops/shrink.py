@@ -4,9 +4,7 @@ on ``[-lambd, lambd]``, else ``x`` (hard) or ``x`` moved ``lambd`` towards zero 
 stays NaN. Their gradient is ``g`` outside the interval (NaN included) and 0 inside; as in
 PyTorch, under ``create_graph`` it is tied to ``x`` (``zero_link``), so a second derivative
 is zeros rather than an error."""
-import numpy as np
-
-from .._backend import namespace, sixteen_bit
+from .._backend import namespace
 from .core import Op, apply, like_input, zero_link
 from .refusals import check_attribute, float_only
 
@@ -36,11 +34,10 @@ class SoftshrinkForward(Op):
     name = "Softshrink"
     promote = None
     infer = classmethod(like_input)
+    at_float32 = True  # (torch's opmath)
 
     @staticmethod
     def forward(x, lambd=0.5):
-        if sixteen_bit(x.dtype):  # (at float32, as torch's opmath)
-            return SoftshrinkForward.forward(x.astype(np.float32), lambd).astype(x.dtype)
         xp, step = namespace(x), x.dtype.type(lambd)
         # (inside: ``x * 0``, -0.0 below 0, as torch's)
         return xp.where(_inside(x, lambd), x * x.dtype.type(0), xp.where(x < -lambd, x + step, x - step))

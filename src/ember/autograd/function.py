@@ -75,6 +75,14 @@ class FunctionNode(Node):
     printed tensor)."""
     __slots__ = ("fn", "ctx", "shapes", "dtypes", "num_outputs", "_saved", "_freed", "_out_meta")
 
+    def __init__(self, fn, ctx, next_functions, shapes, dtypes, out_meta, freed=False):
+        """The node of Function ``fn``'s outputs: ``ctx`` its FunctionCtx (None once ``freed``), one edge,
+        shape and dtype per input (None: not a tensor), ``out_meta`` the (shape, dtype) of each output.
+        ``freed``: its saved values already released (``aot.freed_outputs``), a backward raises."""
+        Node.__init__(self, next_functions)
+        self.fn, self.ctx, self.shapes, self.dtypes = fn, ctx, shapes, dtypes
+        self.num_outputs, self._out_meta, self._saved, self._freed = len(out_meta), out_meta, (), freed
+
     def name(self):
         return self.fn.__name__ + "Backward"
 
@@ -165,16 +173,10 @@ class Function(metaclass=_FunctionMeta):
                     observer.function_exit(cls, args, differentiable)
             return outputs
         dirty = {id(t) for t in getattr(ctx, "_dirty", ())}
-        node = cls._node_cls.__new__(cls._node_cls)
-        Node.__init__(node, tuple(gradient_edge(a) if need else (None, 0)
-                                  for a, need in zip(args, ctx.needs_input_grad)))
-        node.fn = cls
-        node.ctx = ctx
-        node.shapes = tuple(a.shape if isinstance(a, Tensor) else None for a in args)
-        node.dtypes = tuple(a.dtype if isinstance(a, Tensor) else None for a in args)
-        node.num_outputs = len(outs)
-        node._freed = False
-        node._out_meta = tuple((o.shape, o.dtype) if isinstance(o, Tensor) else ((), None) for o in outs)
+        edges = tuple(gradient_edge(a) if need else (None, 0) for a, need in zip(args, ctx.needs_input_grad))
+        node = cls._node_cls(cls, ctx, edges, tuple(a.shape if isinstance(a, Tensor) else None for a in args),
+                             tuple(a.dtype if isinstance(a, Tensor) else None for a in args),
+                             tuple((o.shape, o.dtype) if isinstance(o, Tensor) else ((), None) for o in outs))
         saved = getattr(ctx, "_to_save", ())
         new_outs = []
         for i, o in enumerate(outs):

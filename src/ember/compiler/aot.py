@@ -245,11 +245,8 @@ def freed_outputs(results, positions, edges):
     ``loss.backward()``: they require grad, their ``grad_fn`` is a ``CompiledFunctionBackward``
     (``next_functions``: ``edges``) and a backward through them raises torch's RuntimeError
     "Trying to backward through the graph a second time". One node per call, nothing saved."""
-    cls = CompiledFunction._node_cls
-    node = cls.__new__(cls)
-    node.next_functions, node._pre_hooks, node._hooks, node._metadata = edges, None, None, None
-    node.fn, node.ctx, node.shapes, node.dtypes = CompiledFunction, None, (None,) * len(edges), (None,) * len(edges)
-    node.num_outputs, node._saved, node._freed, node._out_meta = len(positions), (), True, ()
+    none = (None,) * len(edges)
+    node = CompiledFunction._node_cls(CompiledFunction, None, edges, none, none, (((), None),) * len(positions), freed=True)
     for k, i in enumerate(positions):
         t = results[i]
         t._grad_fn, t._requires_grad, t._output_nr = node, True, k

@@ -11,7 +11,7 @@ a dozen NumPy array operations over the activations.
 """
 import numpy as np
 
-from ..symbolic import Expr
+from ..symbolic import Expr, at_least_1
 from .kernels import CTYPES, c_literal, norm_backward_operands as _operands
 from .python import label
 from .plan import _numel
@@ -25,6 +25,11 @@ def _channel_sizes(shape):
     return shape[0], shape[1], _numel(shape[2:])
 
 
+def _channel_count(shape):
+    """C code for the values per channel of a (N, C, *) shape, N*H*W (at least 1), as a double."""
+    return f"((double){at_least_1(_numel((shape[0], *shape[2:])))})"
+
+
 def channel_stats_kernel(src, node, fname):
     """Batch norm's statistics: per channel c of a contiguous (N, C, *) ``x``, the mean and the
     biased variance (two passes, the deviations' squares in the second; mean 0 and the mean
@@ -35,21 +40,20 @@ def channel_stats_kernel(src, node, fname):
     t = CTYPES[out.dtype]
     n, c, hw = _channel_sizes(x.shape)
     centered = node.kwargs.get("centered", True)
-    a = "double"  # a channel sums N*H*W values: double for float32 too, as torch's CPU kernels
     loops = [f"        for (long s = 0; s < {n}; s++) {{",
              f"            const {t}* restrict xs = x + (s*{c} + ch)*{hw};"]
     return [f"/* batch norm's mean and variance per channel of {list(x.shape)}: {label(node)} */",
             f"static void {fname}(void** restrict p) {{",
             f"    {t}* restrict stats = {src.pointer(out)};",
             f"    const {t}* restrict x = {src.pointer(x)} + {x.offset};",
-            f"    const {a} count = ({a})({n})*({hw}) > 0 ? ({a})({n})*({hw}) : 1;",
+            f"    const double count = {_channel_count(x.shape)};",
             f"    for (long ch = 0; ch < {c}; ch++) {{",
-            f"        {a} sum = 0, var = 0;",
+            "        double sum = 0, var = 0;",  # (a channel sums N*H*W values: double for float32 too, as torch's)
             *([*loops, f"            {simd_reduction('+', 'sum')}",
                f"            for (long j = 0; j < {hw}; j++) sum += xs[j];", "        }"] if centered else []),
-            f"        const {a} mean = sum / count;",
+            "        const double mean = sum / count;",
             *loops, f"            {simd_reduction('+', 'var')}",
-            f"            for (long j = 0; j < {hw}; j++) {{ {a} d = xs[j] - mean; var += d * d; }}", "        }",
+            f"            for (long j = 0; j < {hw}; j++) {{ double d = xs[j] - mean; var += d * d; }}", "        }",
             f"        stats[ch] = ({t})mean;",
             f"        stats[{c} + ch] = ({t})(var / count);",
             "    }", "}"]
@@ -64,34 +68,39 @@ def _backward_operands(node, plan):
     return (g, x, mean, var, weight, bias), outs, locs, CTYPES[dtype], "f" if dtype == np.float32 else ""
 
 
+def _statistics(src, node, index, weight, ml, vl, t, sfx):
+    """A norm backward's C lines: the pointers ``mean``, ``var`` and (with a ``weight``) ``w``,
+    declared before the loop over the statistics (Locs ``ml``, ``vl``; C type ``t``); then,
+    inside it, ``mu`` and ``invstd`` of statistic ``index`` (a C index: "r", "ch")."""
+    lines = [f"    const {t}* restrict mean = {src.pointer(ml)} + {ml.offset};",
+             f"    const {t}* restrict var = {src.pointer(vl)} + {vl.offset};"]
+    if weight is not None:
+        wl = src.plan.loc[weight]
+        lines.append(f"    const {t}* restrict w = {src.pointer(wl)} + {wl.offset};")
+    centered, eps = node.kwargs.get("centered", True), c_literal(node.kwargs["eps"], ml.dtype)
+    return lines, [f"        const {t} mu = {f'mean[{index}]' if centered else '0'};",
+                   f"        const {t} invstd = 1 / sqrt{sfx}(var[{index}] + {eps});"]
+
+
 def channel_backward_kernel(src, node, fname, results):
     """Batch norm's backward per channel (:func:`.kernels.channel_axes`; ``results`` as for
     :func:`norm_backward_kernel`): with ``xhat = (x - mean) * invstd`` over the channel's
     M = N*H*W values, ``grad weight = sum(g * xhat)``, ``grad bias = sum(g)`` (accumulated in
     double) and ``grad x = invstd * (w g - w sum(g) / M - xhat * w sum(g xhat) / M)``."""
-    plan, k = src.plan, node.kwargs
-    (g, x, mean, var, weight, bias), (ix, iw, ib), (gl, xl, ml, vl), t, sfx = _backward_operands(node, plan)
-    a = "double"
+    (g, x, mean, var, weight, bias), (ix, iw, ib), (gl, xl, ml, vl), t, sfx = _backward_operands(node, src.plan)
     n, c, hw = _channel_sizes(xl.shape)
-    centered = k.get("centered", True)
+    pointers, per_channel = _statistics(src, node, "ch", weight, ml, vl, t, sfx)
     lines = [f"/* batch norm backward per channel of {list(xl.shape)}: {label(node)} */",
-             f"static void {fname}(void** restrict p) {{",
-             f"    const {t}* restrict mean = {src.pointer(ml)} + {ml.offset};",
-             f"    const {t}* restrict var = {src.pointer(vl)} + {vl.offset};",
+             f"static void {fname}(void** restrict p) {{", *pointers,
              f"    const {t}* restrict g = {src.pointer(gl)} + {gl.offset};",
              f"    const {t}* restrict x = {src.pointer(xl)} + {xl.offset};"]
-    if weight is not None:
-        wl = plan.loc[weight]
-        lines.append(f"    const {t}* restrict w = {src.pointer(wl)} + {wl.offset};")
     for index, name in ((ix, "gx"), (iw, "gw"), (ib, "gb")):
         if index in results:
             lines.append(f"    {t}* restrict {name} = {src.pointer(results[index])};")
-    lines += [f"    const {a} count = ({a})({n})*({hw}) > 0 ? ({a})({n})*({hw}) : 1;",
-              f"    for (long ch = 0; ch < {c}; ch++) {{",
-              f"        const {t} mu = {'mean[ch]' if centered else '0'};",
-              f"        const {t} invstd = 1 / sqrt{sfx}(var[ch] + {c_literal(k['eps'], xl.dtype)});",
+    lines += [f"    const double count = {_channel_count(xl.shape)};",
+              f"    for (long ch = 0; ch < {c}; ch++) {{", *per_channel,
               f"        const {t} wc = {'w[ch]' if weight is not None else '1'};",
-              f"        {a} sum_g = 0, sum_gx = 0;",
+              "        double sum_g = 0, sum_gx = 0;",
               f"        for (long s = 0; s < {n}; s++) {{",
               f"            const long o = (s*{c} + ch)*{hw};",
               f"            {simd_reduction('+', 'sum_g', 'sum_gx')}",
@@ -102,7 +111,7 @@ def channel_backward_kernel(src, node, fname, results):
     if ib in results:
         lines.append(f"        gb[ch] = ({t})sum_g;")
     if ix in results:
-        shift = f"({t})(wc * sum_g / count)" if centered else "0"
+        shift = f"({t})(wc * sum_g / count)" if node.kwargs.get("centered", True) else "0"
         lines += [f"        const {t} a = {shift}, b = ({t})(wc * sum_gx * invstd / count) * invstd;",
                   f"        for (long s = 0; s < {n}; s++) {{",
                   f"            const long o = (s*{c} + ch)*{hw};",
@@ -113,29 +122,26 @@ def channel_backward_kernel(src, node, fname, results):
 
 
 def norm_backward_kernel(src, node, fname, results):
-    """``results``: result index -> the Loc it is written to (the getitem nodes picking it)."""
-    plan, k = src.plan, node.kwargs
-    (g, x, mean, var, weight, bias), (ix, iw, ib), (gl, xl, ml, vl), t, sfx = _backward_operands(node, plan)
-    lead = len(xl.shape) - len(k["axes"])
+    """Layer norm's (and RMS norm's) backward over the trailing ``axes``, row by row of their
+    M elements: ``grad x`` (per row, from the row's two sums) and ``grad weight`` and ``grad
+    bias`` (accumulated over the rows in the same pass), in the input's type. ``results``:
+    result index -> the Loc it is written to (the getitem nodes picking it); a gradient not
+    there is not computed."""
+    (g, x, mean, var, weight, bias), (ix, iw, ib), (gl, xl, ml, vl), t, sfx = _backward_operands(node, src.plan)
+    lead = len(xl.shape) - len(node.kwargs["axes"])
     n, rows = _numel(xl.shape[lead:]), _numel(xl.shape[:lead])  # ints, or expressions of size symbols
-    centered = k.get("centered", True)
+    centered = node.kwargs.get("centered", True)
     w = "w[j]" if weight is not None else "1"
+    pointers, per_row = _statistics(src, node, "r", weight, ml, vl, t, sfx)
     lines = [f"/* layer norm backward over rows of {n} of {list(xl.shape)}: {label(node)} */",
-             f"static void {fname}(void** restrict p) {{",
-             f"    const {t}* restrict mean = {src.pointer(ml)} + {ml.offset};",
-             f"    const {t}* restrict var = {src.pointer(vl)} + {vl.offset};"]
-    if weight is not None:
-        wl = plan.loc[weight]
-        lines.append(f"    const {t}* restrict w = {src.pointer(wl)} + {wl.offset};")
+             f"static void {fname}(void** restrict p) {{", *pointers]
     for index, name in ((iw, "gw"), (ib, "gb")):
         if index in results:
             lines += [f"    {t}* restrict {name} = {src.pointer(results[index])};",
                       f"    for (long j = 0; j < {n}; j++) {name}[j] = 0;"]
     lines += [f"    for (long r = 0; r < {rows}; r++) {{",
               f"        const {t}* restrict g = {src.pointer(gl)} + {gl.offset} + r*{n};",
-              f"        const {t}* restrict x = {src.pointer(xl)} + {xl.offset} + r*{n};",
-              f"        const {t} mu = {'mean[r]' if centered else '0'};",
-              f"        const {t} invstd = 1 / sqrt{sfx}(var[r] + {c_literal(k['eps'], xl.dtype)});",
+              f"        const {t}* restrict x = {src.pointer(xl)} + {xl.offset} + r*{n};", *per_row,
               f"        {t} sum_gh = 0, sum_gh_xhat = 0;",
               f"        {simd_reduction('+', 'sum_gh', 'sum_gh_xhat')}",
               f"        for (long j = 0; j < {n}; j++) {{",
