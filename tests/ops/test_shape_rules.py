@@ -221,7 +221,8 @@ def _recurrent(seq):
 def _optimizers():
     p = ember.nn.Parameter(ember.randn(3))
     for opt in (ember.optim.SGD([p], lr=0.1), ember.optim.SGD([p], lr=0.1, momentum=0.9),
-                ember.optim.Adam([p]), ember.optim.Adam([p], amsgrad=True)):
+                ember.optim.Adam([p]), ember.optim.Adam([p], amsgrad=True),
+                ember.optim.RMSprop([p], momentum=0.9, centered=True), ember.optim.Adagrad([p])):
         for _ in range(2):
             p.grad = ember.randn(3)
             opt.step()
