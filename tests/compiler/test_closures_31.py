@@ -1,14 +1,16 @@
 """Numbers a compiled function reads that torch 2.13 takes as symbols after one recompile where
 ember made a graph per value (issue 10, session 31): a float argument beyond float32's range
-(1e300). Graphs are counted against torch's ``CompileCounter`` call by call (graph_counts.py),
+(1e300), a float in the cell of a closure made per call of a factory. Graphs are counted against torch's ``CompileCounter`` call by call (graph_counts.py),
 values against torch's eager results, compared by repr (-0.0 told from 0.0, nan equal to nan)."""
 import math
 
 import torch
+from torch._dynamo.testing import CompileCounter
 
 from graph_counts import graph_counts
 
 import ember
+from ember._dynamo.utils import counters
 
 HUGE = (0.5, 0.25, 1e300, 2.0, -1e300, 3.5e38, 1e39, math.inf, math.nan, -0.0)
 
@@ -40,3 +42,45 @@ def test_a_float_beyond_float32s_range_is_on_the_graph():
         # (torch 2.13 recompiles at nan: 3; ember's guard takes nan)
         assert got_counts[:8] == want_counts[:8] == [1, 2, 2, 2, 2, 2, 2, 2] and got_counts[-1] == 2, fn.__name__
     assert want[2][0] == "RuntimeError"
+
+
+def _factory():
+    """A closure over a float made per call, and a function setting its cell."""
+    def make(lr):
+        def step(x):
+            return x * lr + 1
+
+        def set_lr(v):
+            nonlocal lr
+            lr = v
+        return step, set_lr
+    return make
+
+
+def _factory_run(module):
+    """Graph count and values of closures made per value, then each called again after its cell changed."""
+    if module is torch:
+        torch._dynamo.reset()
+        counter = CompileCounter()
+        compile_, count = (lambda f: torch.compile(f, backend=counter)), lambda: counter.frame_count
+    else:
+        ember.compiler.reset()
+        compile_, count = ember.compile, lambda: counters["stats"]["unique_graphs"]
+    make, x, made, out = _factory(), module.arange(3.0), [], []
+    for v in (0.5, 0.25, 3.0, -0.0, math.inf, 1e300, -7.5, 0.1):
+        step, set_lr = make(v)
+        made.append((compile_(step), set_lr))
+        out.append(made[-1][0](x).tolist())
+    for i, (step, set_lr) in enumerate(made):
+        set_lr(i * 1.5 - 2)
+        out.append(step(x).tolist())
+    return count(), out
+
+
+def test_a_closure_made_per_call_of_a_factory_shares_the_float_symbol():
+    """A new function object of the code over another float: torch 2.13 takes the cell's float as a
+    symbol after one recompile (2 graphs); ember recorded each function's first call (8). The
+    floats read are the code's (``shared_cache.Family.reads``) and a float's value no longer keeps
+    another function's graph from being rebound (``rebind.canonical``)."""
+    want, got = _factory_run(torch), _factory_run(ember)
+    assert repr(got) == repr(want) and got[0] == 2
