@@ -1,8 +1,11 @@
 """Numbers a compiled function reads that torch 2.13 takes as symbols after one recompile where
 ember made a graph per value (issue 10, session 31): a float argument beyond float32's range
-(1e300), a float in the cell of a closure made per call of a factory. Graphs are counted against torch's ``CompileCounter`` call by call (graph_counts.py),
-values against torch's eager results, compared by repr (-0.0 told from 0.0, nan equal to nan)."""
+(1e300), a float in the cell of a closure made per call of a factory, a float attribute of blocks
+of one class compiled one by one. Graphs are counted against torch's ``CompileCounter``, values
+against torch's eager results (by repr: -0.0 told from 0.0, nan equal to nan)."""
 import math
+
+import numpy as np
 
 import torch
 from torch._dynamo.testing import CompileCounter
@@ -84,3 +87,40 @@ def test_a_closure_made_per_call_of_a_factory_shares_the_float_symbol():
     another function's graph from being rebound (``rebind.canonical``)."""
     want, got = _factory_run(torch), _factory_run(ember)
     assert repr(got) == repr(want) and got[0] == 2
+
+
+def _blocks_run(module):
+    """Graph count and values of six blocks of one class differing in a float attribute, each
+    compiled on its own, called, then called again after one's float went past float32's range."""
+    class Block(module.nn.Module):
+        def __init__(self, scale):
+            super().__init__()
+            self.scale, self.lin = scale, module.nn.Linear(2, 2)
+
+        def forward(self, x):
+            return self.lin(x) * self.scale
+
+    module.manual_seed(0)
+    if module is torch:
+        torch._dynamo.reset()
+        counter = CompileCounter()
+        backend, count = counter, lambda: counter.frame_count
+    else:
+        ember.compiler.reset()
+        backend, count = "aot_eager", lambda: counters["stats"]["unique_graphs"]
+    blocks = [Block(0.5 + i) for i in range(6)]
+    for b in blocks:
+        b.compile(backend=backend)
+    x, out = module.ones(1, 2), []
+    for turn in range(2):
+        blocks[2].scale = 1e300 if turn else blocks[2].scale
+        out += [b(x).tolist() for b in blocks]
+    return count(), out
+
+
+def test_blocks_of_one_class_share_their_float_attribute_symbol():
+    """torch 2.13: 2 graphs (the float a symbol after one recompile, per code object); ember made
+    one per block (7)."""
+    (want_count, want), (got_count, got) = _blocks_run(torch), _blocks_run(ember)
+    assert got_count == want_count == 2
+    assert np.allclose(np.array(got), np.array(want), rtol=1e-6, atol=1e-7)
