@@ -58,7 +58,9 @@ def canonical(facts, world):
 
     def kind(o):  # (what a container or plain object holds is in world.members; a float's value is in the
         # facts, as an argument or a value read, where a graph taking it as an input guards any float)
-        return ("a float",) if type(o) is float else scalar_key(o) if scalar(o) else ("a", type(o)) if container(o) and id(o) not in place \
+        if type(o) is float:
+            return ("a float",)
+        return scalar_key(o) if scalar(o) else ("a", type(o)) if container(o) and id(o) not in place \
             else position(id(o))
     out = []
     for name, value in facts:
