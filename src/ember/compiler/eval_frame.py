@@ -218,6 +218,13 @@ class _CompiledFunction:
 
     _entries, _warned, _static_ints = map(shared_cache.shared, ("entries", "warned", "static_ints"))
 
+    @property
+    def _reads(self):
+        """The floats read (:class:`~.read_floats.Reads`), shared by the functions of the code (its family)."""
+        family = self._cache.family
+        family.reads = family.reads or Reads()
+        return family.reads
+
     def __init__(self, fn, fullgraph, backend, options, recompile_limit, dynamic=None, spec=None,
                  signature_of=None, name=None, isolate=False):
         self._label = name or _name(fn)  # in the logs, the warning and counters["recompiles"]
@@ -229,7 +236,7 @@ class _CompiledFunction:
             spec.check_signature(self._signature_of)
         settings = (backend, tuple(sorted(options.items())), dynamic, recompile_limit)  # (fullgraph shares)
         self._isolate, self._cache = isolate, shared_cache.cache_for(fn, settings, isolate or spec is not None)
-        self._world, self._waited, self._reads = None, False, Reads()  # (_reads: read_floats)
+        self._world, self._waited = None, False
         self._last = None, None  # (facts, entry) of the last call that replayed a static graph
         self._recheck, self._missed = None, 0  # that call's facts, to re-read flat (recheck.rechecking)
         self._recheck_for = self._other = None  # (the _last it was made for; a graph's used in turn: (recheck, _last))

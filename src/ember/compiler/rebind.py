@@ -56,7 +56,10 @@ def canonical(facts, world):
     def position(key):
         return ("at", place[key]) if key in place else ("id", key)
 
-    def kind(o):  # (what a container or plain object holds is in world.members)
+    def kind(o):  # (what a container or plain object holds is in world.members; a float's value is in the
+        # facts, as an argument or a value read, where a graph taking it as an input guards any float)
+        if type(o) is float:
+            return ("a float",)
         return scalar_key(o) if scalar(o) else ("a", type(o)) if container(o) and id(o) not in place \
             else position(id(o))
     out = []

@@ -31,13 +31,15 @@ __all__ = ["Cache", "Family", "cache_for", "clear", "shared"]
 
 class Family:
     """The caches of one code object compiled alike (``caches``, weakly held), whether its
-    recompile-limit warning was given (``warned``) and the entries its dropped functions
-    captured (``orphans``: ``(entry, what it keeps alive)``)."""
+    recompile-limit warning was given (``warned``), the entries its dropped functions
+    captured (``orphans``: ``(entry, what it keeps alive)``) and the floats its functions read
+    (``reads``: a :class:`~.read_floats.Reads`, made by the first call; a closure made per call of
+    a factory finds the float its cell held in the one before, as torch's per code object)."""
 
-    __slots__ = ("caches", "warned", "orphans", "__weakref__")
+    __slots__ = ("caches", "warned", "orphans", "reads", "__weakref__")
 
     def __init__(self):
-        self.caches, self.warned, self.orphans = weakref.WeakSet(), False, []
+        self.caches, self.warned, self.orphans, self.reads = weakref.WeakSet(), False, [], None
 
     def adopt(self, entries, held):
         """Keeps ``entries`` of a dropped function's cache that another function of the code
@@ -141,7 +143,7 @@ def clear():
     for families in list(_families.values()):
         for family in families.values():
             family.orphans.clear()
-            family.warned = False
+            family.warned, family.reads = False, None
 
 
 def shared(name):

@@ -52,26 +52,26 @@ from .structure import same_container
 from .traced_math import MATH
 from .traced_ints import COMPARISONS, INT_POSITIONS, MADE, SAVED, FloatInt, TracedFloat, TracedInt, numbers_passed
 
-__all__ = ["ANY_FLOAT", "ANY_HUGE_FLOAT", "any_float", "float_positions", "float_guards", "float_conditions", "float_nodes",
+__all__ = ["ANY_FLOAT", "any_float", "float_positions", "float_guards", "float_conditions", "float_nodes",
            "fill_node", "float_inputs", "argument_positions", "fill_floats", "note_unseen", "ReturnedFloat", "mark_returned", "returned_floats",
            "has_returned_floats"]
 
 
 class _AnyFloat:
     """The guard of a float argument the graph takes as an input: equal to the guard key
-    (:func:`~.contents.scalar_key`) of every float (nan, +-inf included) whose finite value is
-    beyond float32's range (``huge``) or not, as the recorded one's: eager refuses such a number
-    for a float32 tensor in some ops (``clamp(x, max=1e300)`` raises), the graph's cast gives inf;
-    and for which Python's comparisons of it (``conds``: :func:`float_conditions`) have the
-    recorded outcomes (``lr > 0.5`` False), as torch guards them."""
+    (:func:`~.contents.scalar_key`) of every float (nan, +-inf included) for which Python's
+    comparisons of it (``conds``: :func:`float_conditions`) have the recorded outcomes (``lr >
+    0.5`` False), as torch guards them; and, where an op converts it checked, whose finite value
+    is beyond float32's range or not, as the recorded one's (a ``"huge"`` condition: eager's
+    ``clamp(x, max=1e300)`` of a float32 ``x`` raises, the graph's cast gives inf; ``x * 1e300`` is
+    inf in both, one graph, as torch's)."""
 
-    def __init__(self, huge, conds=()):
-        self.huge, self.conds = huge, conds
+    def __init__(self, conds=()):
+        self.conds = conds
 
     def __eq__(self, other):
-        return other is self or (other is NAN and not self.huge and _meets(self.conds, _NAN)
-                                 or type(other) is tuple and other[0] is float
-                                 and _huge(other[1]) is self.huge and _meets(self.conds, other[1]))
+        return other is self or (other is NAN and _meets(self.conds, _NAN)
+                                 or type(other) is tuple and other[0] is float and _meets(self.conds, other[1]))
 
     def __ne__(self, other):
         return not self.__eq__(other)
@@ -79,7 +79,7 @@ class _AnyFloat:
     __hash__ = object.__hash__
 
     def __repr__(self):
-        return "any float" + " beyond float32's range" * self.huge + "".join(
+        return "any float" + "".join(
             f", {_spell(c[3])} {_HOLDS[c[0]] if c[2] else _NOT[c[0]]}" + f" {c[1]!r}" * (c[0] != "huge") if len(c) == 4
             else f", {_spell(c[1])} {'an int' if _to_int(c[1]) else 'a float'}" for c in self.conds)
 
@@ -89,7 +89,7 @@ def _huge(value):
 
 
 _FLOAT32_MAX, _INF = float(np.finfo(np.float32).max), float("inf")
-ANY_FLOAT, ANY_HUGE_FLOAT = _AnyFloat(False), _AnyFloat(True)
+ANY_FLOAT = _AnyFloat()
 
 
 _NAN = float("nan")
@@ -111,10 +111,10 @@ def float_conditions(position, uses, made):
     a use of it (its value guarded)."""
     found = []
     computed = [(None, None, None, f) for f in made if (f.how[0] in _PYTHON or type(f) is FloatInt) and position in _positions(f)]
-    # (a float computed from it alone that an op converts checked: beyond float32's range or not, as the
-    # argument's own guard: ``F.elu(x, lr * 1e10)`` raises where it is, the graph's cast gives inf)
-    computed += [("huge", None, _huge(f), f) for f in made if type(f) is TracedFloat and f.how[0] != "argument"
-                 and f.checked and _positions(f) == {position}]
+    # (it, or a float computed from it alone, that an op converts checked: beyond float32's range or not,
+    # ``F.elu(x, lr * 1e10)``, ``clamp(x, max=lr)`` raise where it is, the graph's cast gives inf)
+    computed += [("huge", None, _huge(f), f) for f in made if type(f) is TracedFloat and f.checked
+                 and _positions(f) == {position}]
     for name, number, outcome, f in (*uses.compared, *computed):
         how = _how(f)
         if _positions(f) != {position}:
@@ -233,8 +233,7 @@ def float_positions(facts, before, static, arguments):
 
 def float_guards(facts, symbols):
     """``facts`` with the guards of the float arguments of ``symbols`` (``{position: conditions}``,
-    see :func:`float_conditions`) :data:`ANY_FLOAT` (:data:`ANY_HUGE_FLOAT` for a finite value
-    beyond float32's range), or such a guard that checks the conditions too."""
+    see :func:`float_conditions`) :data:`ANY_FLOAT`, or such a guard that checks the conditions too."""
     names = {f"argument {k}": conds for k, conds in symbols.items()}
     return [(name, any_float(_NAN if value is NAN else value[1], names[name]) if name in names else value)
             for name, value in facts] if names else facts
@@ -242,10 +241,9 @@ def float_guards(facts, symbols):
 
 def any_float(value, conds=()):
     """The guard of a float a graph takes as an input, recorded at ``value``: :data:`ANY_FLOAT`, or
-    :data:`ANY_HUGE_FLOAT` for a finite value beyond float32's range, or such a guard that checks
-    the conditions ``conds`` too (:func:`float_conditions`)."""
-    huge = _huge(value)
-    return _AnyFloat(huge, conds) if conds else ANY_HUGE_FLOAT if huge else ANY_FLOAT
+    such a guard that checks the conditions ``conds`` too (:func:`float_conditions`; ``value``
+    unused: the conditions hold their outcomes)."""
+    return _AnyFloat(conds) if conds else ANY_FLOAT
 
 
 _OPS = {"add": Add, "sub": Sub, "mul": Mul, "div": Div}
@@ -404,7 +402,7 @@ def fill_node(tracer, array, frame):
                 seen.append(("read by a factory into a constant", "(in the recording)"))
         return
     node = _node(tracer, value)
-    value.checked = dtype is not float64  # (``full((2,), 1e39)`` raises: float_conditions)
+    value.checked = value.checked or dtype is not float64  # (``full((2,), 1e39)`` raises: float_conditions)
     if dtype is not float64:
         node = tracer.graph.call_op(ToDtype, (node,), {"dtype": dtype}, dict(_SCALAR, dtype=dtype))
     meta = dict(_SCALAR, shape=array.shape, dtype=dtype)
