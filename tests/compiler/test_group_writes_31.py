@@ -48,6 +48,13 @@ def _overwritten(module, opt, model, x, b):  # (weight_decay read as a path, the
     return _train(module, opt, model, x) * b
 
 
+def _compared_and_written(module, opt, model, x, b):  # (lr compared: the group guarded by value)
+    g, scale = opt.param_groups[0], 1.0
+    if g["lr"] > 0.004:
+        g["lr"], scale = 0.0025, 2.0
+    return _train(module, opt, model, x) * b * scale
+
+
 def _check(body, calls):
     want = _run(torch, body, calls, False)
     got = _run(ember, body, calls, True)
@@ -65,3 +72,11 @@ def test_group_float_overwritten_with_an_equal_number_is_no_use():
     counts = _check(_overwritten, calls)
     assert 1 <= counts[-1] <= 2
 
+
+def test_group_guarded_by_value_at_the_call_start():
+    """The lr compared and written: the graph of the call starting at 0.005 (the branch taken,
+    lr then 0.0025) guarded the group at 0.0025, so the next call starting at 0.0025 replayed
+    it: a loss twice eager's. Now guarded at 0.005: torch's losses at every call."""
+    calls = [(0.9, 0.01), (0.8, 0.005), (0.85, 0.005), (0.7, 0.0025), (0.9, 0.0025), (0.6, 0.005), (0.5, 0.0025)]
+    counts = _check(_compared_and_written, calls)
+    assert counts[-1] >= 1
