@@ -73,8 +73,10 @@ def group_writes(optimizers, before):
                     how = _replayed(value)
                     found.append((opt, index, key, how))
                     group[key] = _kept(how, value)  # (a plain number, as eager's)
-                    if how is not None and how[0] == "how":  # (a read float written: replayed, no use)
-                        REPLAYED.add(id(group[key]))
+                    if how is not None and how[0] == "const" and type(how[1]) is float:  # (a copy: the constant
+                        group[key] = how[1] * 1.0  # written elsewhere too, ``cfg["t"] = 0.02``, is not replayed)
+                    if how is not None and (how[0] == "how" or type(group[key]) is float):
+                        REPLAYED.add(id(group[key]))  # (a read float overwritten, by a number too: replayed, no use)
     return None if any(how is None for *_, how in found) else found
 
 

@@ -157,9 +157,8 @@ class World:
                            or _called(m, v)])
                     for m in modules])),
             ("module hooks", _hooks(modules))]
-        # the plain lists, dicts and objects the modules hold (a table set by hand to a plain dict
-        # too, a config object): compared on every call, where the counted tables and hooks count
-        # their own writes
+        # the plain lists, dicts and objects the modules hold (a table set by hand to a plain dict too, a config
+        # object): compared on every call, where the counted tables and hooks count their own writes
         self.held_lists = [(v, held_contents(v)) for m in modules for k, v in vars(m).items()
                            if k not in unread and (isinstance(v, (list, deque, dict, set)) or plain_object(v)) and type(v) not in _COUNTED
                            and k not in _TABLE_MARKS]
@@ -438,10 +437,11 @@ def snapshot(world, args, kwargs):
 
 
 def read_groups(facts, optimizers):
-    """``facts`` (made before a recording) with the hyperparameters of the ``optimizers`` it read guarded by
-    value (at the call's start: ``group_writes.BEFORE``), under another name (which ``sources.relevant`` keeps)."""
+    """``facts`` (made before a recording, or after it: ``read_floats``' lifted floats) with the hyperparameters of the
+    ``optimizers`` it read guarded by value at the call's start (``group_writes.BEFORE``), named so for ``sources.relevant``."""
     read = {f"optimizer {k} hyperparameters": (opt, BEFORE.get(opt)) for k, opt in enumerate(optimizers) if opt in READ}
-    return [("values read of " + n, optimizer_facts(*read[n])[1]) if n in read else (n, v) for n, v in facts]
+    return [("values read of " + m, optimizer_facts(*read[m])[1]) if (m := n.removeprefix("values read of ")) in read else (n, v)
+            for n, v in facts]
 
 
 def hook_ids(tensor):

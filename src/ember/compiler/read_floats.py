@@ -193,7 +193,7 @@ def changed_reads(seen, now, static, all_floats, written=frozenset()):
 
 
 PLACED = set()  # ids of the traced floats traced_reads put, until restore_reads (dynamic_ints.plain_ints leaves them)
-REPLAYED = set()  # ids of the plain floats path_writes put where the call wrote a traced float (replayed: no use)
+REPLAYED = set()  # ids of the floats path_writes and group_replay put where the call wrote one a replay repeats: no use
 
 
 def traced_reads(paths, fn, args, kwargs, first, uses, world):
@@ -235,7 +235,7 @@ def restore_reads(put, fn, args, kwargs, world):
         if now is traced:
             _put(path, fn, args, kwargs, value)
             continue
-        if id(now) in REPLAYED:  # (a write each replay repeats: path_writes)
+        if id(now) in REPLAYED:  # (a write each replay repeats: path_writes, group_replay)
             REPLAYED.discard(id(now))
             continue
         if type(now) is TracedFloat:

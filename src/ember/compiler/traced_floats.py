@@ -265,9 +265,12 @@ def float_nodes(tracer, op, args, attrs, dtype, output):
     float32 in the graph too: :func:`_at_float32`), is a use: its value stays. The autograd node
     of ``output`` saves the traced floats (:func:`_save_traced`). The plain floats left in
     them are noted where the user's call may have passed a traced float's value unseen
-    (:func:`_note_passed`)."""
+    (:func:`_note_passed`), but an update op's group numbers (``op.hyperparameters``, the last
+    operands): a plain one there is the number the call wrote into the group
+    (:func:`~.group_replay.hyperparameter_inputs`), equal to a float read there by the write alone."""
+    n = len(getattr(op, "hyperparameters", ()))
     op, args, attrs = _float_nodes(tracer, op, args, attrs, dtype, output)
-    _note_passed(tracer, args, attrs)
+    _note_passed(tracer, args[:len(args) - n], attrs)
     return op, args, attrs
 
 
