@@ -38,8 +38,8 @@ from .structure import flatten, user_frame
 from .layouts import laid_out, layout_of
 
 __all__ = ["record_backward", "runs_hooks", "split", "forward_graph", "without_gradients", "Joint", "CompiledFunction",
-           "enables_grad", "apply_compiled", "backward_starts", "retained_history", "freed_positions", "freed_outputs",
-           "FreedOutputs", "record_joint", "released", "RETAINED", "EARLIER", "into_earlier"]
+           "enables_grad", "apply_compiled", "backward_starts", "retained_history", "made_after", "freed_positions", "freed_outputs",
+           "freed_as_compiled", "FreedOutputs", "record_joint", "released", "RETAINED", "EARLIER", "into_earlier"]
 
 
 EARLIER = "backward() or autograd.grad into the autograd history of an earlier piece (made before a graph break)"
@@ -173,12 +173,24 @@ def retained_history(result, ran_backward, limit=100_000):
     does a tensor whose history also reaches a node a backward freed (DCGAN's ``D_x =
     output.mean()`` after ``errD_real.backward()``): a replay returns them with a freed node
     (:func:`freed_positions`), a backward through them raising as eagerly. One that holds none
-    and was computed after the backward (FGSM's ``x + eps * x.grad.sign()``) is returned detached
-    (torch's has a live node)."""
+    and was computed after the backward (FGSM's ``x + eps * x.grad.sign()``) is
+    :func:`made_after`."""
     if not ran_backward:
         return []
     return [t for t in _tensors_in(result)
             if t.requires_grad and t.grad_fn is not None and _history(t.grad_fn, limit) == "saved"]
+
+
+def made_after(result, tracer, limit=100_000):
+    """The tensors of ``result`` of a recording that ran a backward which require grad, were
+    computed after its first backward (:func:`backward_starts`) and whose history holds no saved
+    values (FGSM's ``x + eps * x.grad.sign()``, ``x`` requiring grad): torch's dynamo computes
+    them in the graph after its break at the backward, so they carry that graph's live node and a
+    backward through them reaches ``x``. A replay's get a backward of their own (:func:`record_joint`)."""
+    if not tracer.ran_backward:
+        return []
+    return [t for t in _tensors_in(result) if t.requires_grad and t.grad_fn is not None
+            and tracer.value.get(id(t._data)) not in tracer.made_before and _history(t.grad_fn, limit) is None]
 
 
 def record_joint(tracer, result, world):
@@ -189,7 +201,7 @@ def record_joint(tracer, result, world):
     detached): a replay's then have a backward of their own, into the graph's inputs, while the
     call's own backward is replayed in the forward graph (the ``.grad`` it sets, outputs). A
     retained tensor whose backward cannot be recorded is a graph break (:data:`RETAINED`)."""
-    retained = tracer.retained = retained_history(result, tracer.ran_backward)
+    retained = tracer.retained = retained_history(result, tracer.ran_backward) + made_after(result, tracer)
     if tracer.ran_backward and not retained:
         return None
     returned = flatten(result) + hidden_bases(flatten(result), tracer.made_here)  # (a view of an input or of
@@ -251,6 +263,23 @@ def freed_outputs(results, positions, edges):
     for k, i in enumerate(positions):
         t = results[i]
         t._grad_fn, t._requires_grad, t._output_nr = node, True, k
+
+
+def freed_as_compiled(result, positions, params, limit=100_000):
+    """``result`` of a call that ran the function eagerly (a first call: unrecorded, as it makes
+    the optimizer's state, or recording) under a backend compiling both ways (aot_eager,
+    inductor), its tensors at ``positions`` (in :func:`.structure.flatten` order: the recording's
+    ``cap.freed``; None: those whose history a backward freed) given the node a replay gives them
+    (:func:`freed_outputs`, ``next_functions``: ``params`` requiring grad): torch.compile's first
+    call returns its forward graph's freed ``CompiledFunctionBackward``, eager's ``SumBackward0``."""
+    flat = flatten(result)
+    if positions is None:
+        positions = [i for i, t in enumerate(flat)
+                     if t.requires_grad and t.grad_fn is not None and _history(t.grad_fn, limit) == "freed"]
+    positions = [i for i in positions if i < len(flat)]  # (not a hidden base)
+    if positions:
+        freed_outputs(flat, positions, tuple(gradient_edge(p) for p in params if p.requires_grad))
+    return result
 
 
 class FreedOutputs:

@@ -109,6 +109,7 @@ class _Entry:
             compile_graph = replay.interpret if backend == "aot_eager" else lambda g: _codegen(g, options)
             self.run_forward, self.run_backward = compile_graph(graph), compile_graph(self.joint.backward)
             self.n_inputs, self.compile_graph, self.pruned = len(sources), compile_graph, {}
+            self.freed = aot.FreedOutputs(cap, remade, self.fixed, {})  # (a loss beside FGSM's x_adv)
             return
         n_outputs, self.joint = self.joint and self.joint.n_outputs, None  # (the forward's first outputs: the user's)
         if is_custom(backend):  # the user's compiled callable, on tensors (autograd through it)
@@ -171,7 +172,8 @@ class _Entry:
         if self.floats:
             fill_floats(tensors, self.floats, args, kwargs, reads)
         if self.joint is not None:  # (then the .grad sets too: zero_grad() before the forward)
-            results = aot.apply_compiled(self, sizes, tensors)
+            results = list(aot.apply_compiled(self, sizes, tensors))
+            self.freed.give(results)
         elif self.on_arrays:
             arrays = list(map(_DATA, tensors))
             # the writes counted before the run, while the tensors are in the cache (the step's
@@ -309,7 +311,7 @@ class _CompiledFunction:
                                          _Entry(relevant(facts, cap), cap, self._backend, self._options,
                                                 call=(world, None)))
                 call = world.inputs, fn, args, kwargs, sizes
-                return result if reason else first_run(entry, cap, result, before, call)
+                return result if reason else self._first_nodes(first_run(entry, cap, result, before, call), cap, world)
         family = self._cache.family
         last = (self._entries or family.entries() or [None])[-1]
         reason = first_difference(last.facts, facts, last.ranges) if last else None
@@ -344,7 +346,7 @@ class _CompiledFunction:
             # a recording would end in a graph break (the optimizer's state made in the call):
             # this call runs eagerly, unrecorded, and the next one captures
             self._waited = True
-            return fn(*args, **kwargs)
+            return self._first_nodes(fn(*args, **kwargs), None, world)
         dims, ranges, floats, separate = unobserved(self._dynamic_dims, world, facts, declared)
         ints = any(k[0] == ARG for k in dims)  # (``lr * (it + 1)``: the float arguments beside traced ints traced too)
         if ints:
@@ -382,7 +384,15 @@ class _CompiledFunction:
             self._entries.append(entry)
             entry.shape = shape
         call = world.inputs, fn, args, kwargs, sizes
-        return result if static is not None else first_run(entry, cap, result, before, call)
+        return result if static is not None else self._first_nodes(first_run(entry, cap, result, before, call), cap, world)
+
+    def _first_nodes(self, result, cap, world):
+        """``result`` of a call that ran the function eagerly before any replay (unrecorded:
+        ``cap`` None; or recording ``cap``), given the nodes a replay gives the tensors whose
+        history its backward freed (:func:`aot.freed_as_compiled`; the eager backend's are eager's)."""
+        if self._backend not in ("aot_eager", "inductor") or cap is not None and not cap.ran_backward:
+            return result
+        return aot.freed_as_compiled(result, cap and cap.freed, world.params)
 
     def _broke(self, facts, cap, result, rerun):
         """Returns ``result`` of a recording that met graph breaks, having split the function

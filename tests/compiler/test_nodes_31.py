@@ -1,0 +1,111 @@
+"""What a compiled call that ran a backward returns, against torch.compile (session 31, NODES31).
+
+torch's dynamo breaks at ``loss.backward()``: what the function computed before it is an output of
+the forward graph (a freed ``CompiledFunctionBackward`` under aot_eager and inductor), what it
+computed after it an output of the next graph, with that graph's live node (FGSM's
+``x + eps * x.grad.sign()``: a backward through it reaches ``x``). ember replayed such a result
+detached (``requires_grad`` False) and its first calls, which run the function eagerly, returned
+eager's nodes (``NllLossBackward0``, ``SumBackward0``).
+"""
+import functools
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+
+BACKENDS = ["inductor", "aot_eager", "eager"]
+
+
+def _fgsm_run(lib, backend, calls=5):
+    """``calls`` calls of a compiled FGSM step (the loss's backward into an input ``x`` requiring
+    grad, then ``x + eps * x.grad.sign()`` and a parameter's sum computed after it); per call the
+    values, ``.grad``s, what the results show and what backwards through them give and raise."""
+    lib.manual_seed(0)
+    model = lib.nn.Sequential(lib.nn.Linear(4, 5), lib.nn.Tanh(), lib.nn.Linear(5, 3))
+    F = lib.nn.functional
+
+    def fgsm(x, y):
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        return x + 0.1 * x.grad.sign(), loss, model[2].bias.sum()
+
+    run = lib.compile(fgsm, backend=backend) if backend else fgsm
+    seen = []
+    for i in range(calls):
+        x = (lib.arange(8.0).reshape(2, 4) / (i + 1) - 1).requires_grad_()
+        adv, loss, bias_sum = run(x, lib.tensor([0, 2]))
+        row = [adv.tolist(), loss.item(), x.grad.tolist(), model[0].weight.grad.tolist(),
+               [(t.requires_grad, t.grad_fn and t.grad_fn.name()) for t in (adv, loss, bias_sum)]]
+        before = x.grad.clone()
+        ((adv * lib.arange(4.0)).sum() + bias_sum).backward()  # (torch: through the second graph's node)
+        row += [(x.grad - before).tolist(), model[2].bias.grad.tolist()]
+        try:
+            loss.backward()
+            row.append(None)
+        except RuntimeError as e:
+            row.append(str(e)[:60])
+        seen.append(row)
+        model.zero_grad()
+    return seen
+
+
+@functools.lru_cache(maxsize=None)
+def _torch_fgsm(backend):
+    return _fgsm_run(torch, backend)
+
+
+def _close(got, want):
+    for a, b in zip(got, want):
+        if isinstance(a, float) or isinstance(a, list) and a and isinstance(a[0], (int, float, list)):
+            np.testing.assert_allclose(np.array(a, float), np.array(b, float), rtol=1e-5, atol=1e-6)
+        else:
+            assert a == b
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_fgsm_returns_x_adv_requiring_grad_with_torchs_node_on_every_call(backend):
+    # (a replay returned x_adv and the bias's sum detached: requires_grad False, a backward through it raised)
+    got, eager, compiled = _fgsm_run(ember, backend), _torch_fgsm(None), _torch_fgsm("aot_eager")
+    for k, (row, want) in enumerate(zip(got, eager)):
+        _close(row[:4] + row[5:], want[:4] + want[5:])  # values and .grads, each call
+        names = compiled[k][4] if backend != "eager" else want[4]  # (torch's eager backend: eager's nodes)
+        assert [r for r, _ in row[4]] == [r for r, _ in names] == [True] * 3
+        # the loss's freed node from the first call; x_adv's and the sum's live eager nodes at the
+        # recording call (torch: the second graph's), torch's node from the first replay
+        assert row[4][1] == names[1]
+        if k or backend == "eager":
+            assert row[4] == names
+
+
+def _step_run(lib, backend, calls=4):
+    """A compiled SGD step returning its loss after ``loss.backward()``: per call the loss's node,
+    the parameters its node leads to, the value."""
+    lib.manual_seed(0)
+    model = lib.nn.Linear(3, 2)
+    opt = lib.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+
+    def step(x):
+        loss = model(x).pow(2).sum()
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+        return loss
+
+    run = lib.compile(step, backend=backend) if backend else step
+    lib.manual_seed(1)
+    seen = []
+    for _ in range(calls):
+        loss = run(lib.randn(4, 3))
+        edges = sorted(id(n.variable) for n, _ in loss.grad_fn.next_functions if hasattr(n, "variable"))
+        seen.append((loss.grad_fn.name(), edges == sorted(map(id, model.parameters())), round(loss.item(), 4)))
+    return seen
+
+
+@pytest.mark.parametrize("backend", ["inductor", "eager"])
+def test_a_steps_first_calls_return_torchs_node(backend):
+    # inductor: CompiledFunctionBackward from the first call, its next_functions the parameters'
+    # (ember's first two calls, unrecorded and recording, returned eager's SumBackward0)
+    want = [(name, backend != "eager", value) for (name, _, value) in _step_run(torch, backend.replace("inductor", "aot_eager"))]
+    assert _step_run(ember, backend) == want
