@@ -59,7 +59,7 @@ def custom_runner(backend, graph, fetch=(), call=None, sources=None, n_outputs=N
             return lambda tensors, sizes: gm.run_at(tensors, sizes)
     else:
         targets = None if call is None or sources is None else placeholder_names(graph, sources, call[0])
-        gm = _backend_graph.backend_graph_module(graph, targets, call and call[1], n_outputs)
+        gm = unobserved(_backend_graph.backend_graph_module, graph, targets, call and call[1], n_outputs)  # (its examples)
         kept = _backend_graph.without_unused(gm, len(names))
     examples = [] if call is None else [_example(f, call[0].inputs, call[1]) for f in fetch]
     if call is None or any(e is None for e in examples):

@@ -18,6 +18,7 @@ from .graph import instances_in
 from .breaks import unobserved
 from .contents import LARGE
 from .group_writes import watched_groups
+from .mode_appends import mode_lists
 from .float_constants import SWAPPED, restore_codes, swap_codes
 from .side_effects import GLOBALS_SEEN, global_names, plain_object, user_class
 from .structure import same_container
@@ -439,8 +440,8 @@ def int_symbols(facts, before, static, arguments):
 
 class State:
     """Parameters and buffers (and which tensors the modules hold), the modules' attributes, gradients, optimizer state
-    and hyperparameters, the input and free tensors' values and gradient hooks (``x.register_hook``)
-    and the random stream: what a probe may change, restored before and after it."""
+    and hyperparameters, the input and free tensors' values and gradient hooks (``x.register_hook``), the random
+    stream and the modes' lists (:mod:`.mode_appends`): what a probe may change, restored before and after it."""
 
     def __init__(self, world):
         self.tables = [(table, dict(table)) for table in world.tables]
@@ -454,12 +455,14 @@ class State:
                             [(v, v._data.copy()) for s in opt.state.values() for v in s.values()
                              if isinstance(v, Tensor)], [dict(g) for g in opt.param_groups])
                            for opt in world.optimizers]
-        self.rng = _random.get_rng_state()
+        self.rng, self.lists = _random.get_rng_state(), [(value, list(value)) for *_, value, _ in mode_lists()]
         self.hooks = [(t, dict(_hook_table(t) or ())) for t in (*world.inputs, *world.free, *world.params)
                       if t.requires_grad]
 
-    def restore(self):
-        """Puts back what was kept."""
+    def restore(self):  # (unseen by a mode around the call: ember's reads, not the call's)
+        unobserved(self._put_back)
+
+    def _put_back(self):
         for table, saved in self.tables:
             table.clear()
             table.update(saved)
@@ -482,6 +485,8 @@ class State:
             for v, data in arrays:
                 np.copyto(v._data, data)
         _random.set_rng_state(self.rng)
+        for value, saved in self.lists:
+            value[:] = saved
         for t, hooks in self.hooks:
             table = _hook_table(t)
             if table is not None and table != hooks:  # (in place: the handles remove from it)

@@ -299,7 +299,7 @@ class _CompiledFunction:
                     return entry(world.inputs, fn, args, kwargs, sizes)
                 # the first call at new sizes runs eagerly, recorded, and must be the fitted graph
                 before = state_before(self._backend, world)  # (a callable backend's: first_run)
-                result, cap = traced_again(lambda a, k: capture(fn, a, k, world, self._fullgraph), args, kwargs, world, entry.floats, fn, entry.reads)
+                result, cap = unobserved(traced_again, lambda a, k: capture(fn, a, k, world, self._fullgraph), args, kwargs, world, entry.floats, fn, entry.reads)
                 reason = verify(entry.shape, sizes, cap)
                 limit = self._recompile_limit or config.recompile_limit
                 if reason is not None and self._cache.family.captured() < limit:
@@ -342,7 +342,7 @@ class _CompiledFunction:
                 return fn(*args, **kwargs)
             _log("recompiles", f"recompiling {self._label}: guard failed: {reason}")
             counters["recompiles"][self._label] += 1
-        if not self._entries and not self._waited and _makes_state(world):
+        if not self._entries and not self._waited and unobserved(_makes_state, world):
             # a recording would end in a graph break (the optimizer's state made in the call):
             # this call runs eagerly, unrecorded, and the next one captures
             self._waited = True
@@ -355,7 +355,7 @@ class _CompiledFunction:
         record = (lambda a, k: capture_dynamic(fn, a, k, world, self._fullgraph, dims, ranges, names, lambda text: _log(
             "dynamic", text), separate=separate)) if dims else lambda a, k: (*capture(fn, a, k, world, self._fullgraph), None, None)
         before = state_before(self._backend, world)  # (a callable backend's callable runs at this call: first_run)
-        result, cap, shape, static, symbols, facts = lifted_capture(
+        result, cap, shape, static, symbols, facts = unobserved(lifted_capture,  # (fn observed: capture.py)
             lambda at, paths: float_capture(record, args, kwargs, world, floats + at, fn, paths), self._reads, fn, args,
             kwargs, facts, ints, lambda: snapshot(World(fn, args, kwargs, held=held), args, kwargs))
         facts = read_groups(float_guards(facts, symbols), world.optimizers)  # (a float Python used keeps its guard)
@@ -392,7 +392,7 @@ class _CompiledFunction:
         history its backward freed (:func:`aot.freed_as_compiled`; the eager backend's are eager's)."""
         if self._backend not in ("aot_eager", "inductor") or cap is not None and not cap.ran_backward:
             return result
-        return aot.freed_as_compiled(result, cap and cap.freed, world.params)
+        return unobserved(aot.freed_as_compiled, result, cap and cap.freed, world.params)
 
     def _broke(self, facts, cap, result, rerun):
         """Returns ``result`` of a recording that met graph breaks, having split the function
