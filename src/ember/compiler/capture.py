@@ -40,7 +40,7 @@ from .._tensor import Tensor
 from .breaks import SPARSE, observed, unobserved
 from .exc import Unsupported
 from ..autograd.grad_mode import STATE
-from .aot import (EARLIER, RETAINED, backward_starts, enables_grad, freed_positions, into_earlier, record_joint, released,
+from .aot import (EARLIER, RETAINED, backward_starts, enables_grad, into_earlier, node_positions, record_joint, released,
                   retained_history, runs_hooks)
 from .aliases import hidden_bases, returned_views
 from .attribute_sets import (as_before, attributes_before, extra, float_attributes_set, noted, noted_floats, set_floats,
@@ -91,7 +91,7 @@ class Capture:
         breaks: ``(reason, "file:line: code")`` of each graph break; empty when replayable.
         break_frames: per break met while running, ``(code, line)`` of each frame inside the recording
             (:func:`~.structure.frames_below`; empty: before or after the call).
-        ran_backward: the function ran the autograd engine; freed: the outputs whose history it freed.
+        ran_backward: the function ran the autograd engine; freed: the outputs whose history it freed; live: those it retained.
         rewrote: an input requiring grad written twice, or its value read as another tensor's (``w.copy_(new)``).
         joint: for outputs that need gradients: ``(ids of the forward's nodes, [(placeholder index, gradient
             Node)])``: the graph continues with their backward (:mod:`.aot`). read_names: :func:`.side_effects.names_read`."""
@@ -99,7 +99,7 @@ class Capture:
     def __init__(self, graph, sources):
         self.graph, self.sources, self.grad_written = graph, sources, set()  # (whose .grad the call set first)
         self.output, self.output_nodes, self.grad_sets, self.layouts, self.views = None, [], [], [], []
-        self.attr_sets, self.float_sets, self.freed = [], [], []  # (freed: a replay gives them a freed node, aot.py)
+        self.attr_sets, self.float_sets, self.freed, self.live = [], [], [], []  # (a replay gives them a freed node, aot.py)
         self.breaks, self.ran_backward, self.reads_grad, self.pieces, self.read_names = [], False, False, [graph], None
         self.group_writes, self.grad_required, self.input_grad_sets, self.input_hooks = [], [], [], []
 
@@ -561,7 +561,7 @@ def _finish(tracer, cap, result, sets, floats):
     returned = flatten(result) + hidden_bases(flatten(result), tracer.made_here)  # (returned after the user's)
     for t in returned:  # without a recorded backward, a returned x.detach() is a Detach of x's node (aot.released)
         outputs.append(tracer.arg(t, None) if cap.joint is None else released(tracer, t, cap.joint[0]))
-    cap.output_nodes, cap.freed = list(outputs), freed_positions(returned, tracer)
+    cap.output_nodes, (cap.freed, cap.live) = list(outputs), node_positions(returned, tracer)
     for p in tracer.world.params:
         if tracer.known.get(id(p._data), ((None, None),))[0][1] is not p:
             tracer.breaks.append(("a parameter's array was replaced (.data =)", "<end of function>"))

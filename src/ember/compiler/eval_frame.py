@@ -26,6 +26,7 @@ from .._ops import core as _core
 from .._ops.args import caller_level
 from . import aot, rebind, replay, shared_cache
 from .backends import compile_graph, log_enabled
+from .call_nodes import FreedOutputs, as_compiled
 from .custom_backend import custom_runner, first_run, first_split_run, is_custom, state_before
 from .capture import capture, input_names, unflatten
 from .config_module import DynamoConfig
@@ -109,7 +110,7 @@ class _Entry:
             compile_graph = replay.interpret if backend == "aot_eager" else lambda g: _codegen(g, options)
             self.run_forward, self.run_backward = compile_graph(graph), compile_graph(self.joint.backward)
             self.n_inputs, self.compile_graph, self.pruned = len(sources), compile_graph, {}
-            self.freed = aot.FreedOutputs(cap, remade, self.fixed, {})  # (a loss beside FGSM's x_adv)
+            self.freed = FreedOutputs(cap, remade, self.fixed, {})  # (a loss beside FGSM's x_adv)
             return
         n_outputs, self.joint = self.joint and self.joint.n_outputs, None  # (the forward's first outputs: the user's)
         if is_custom(backend):  # the user's compiled callable, on tensors (autograd through it)
@@ -125,7 +126,7 @@ class _Entry:
                             if n in placeholders}  # (a constant returned: a copy laid out as eager's; an input: a view)
         self.layouts = [None if i in self.passthrough and sources[self.passthrough[i]][0] != "const" else v
                         for i, v in enumerate(self.layouts)]
-        self.freed = aot.FreedOutputs(cap, remade, self.fixed, self.passthrough)  # (a loss after backward())
+        self.freed = FreedOutputs(cap, remade, self.fixed, self.passthrough)  # (a loss after backward())
 
     def backward_without(self, missing, grads, shapes):
         """``(run, arrays)``: the backward graph and its inputs after the saved values, for a
@@ -387,12 +388,12 @@ class _CompiledFunction:
         return result if static is not None else self._first_nodes(first_run(entry, cap, result, before, call), cap, world)
 
     def _first_nodes(self, result, cap, world):
-        """``result`` of a call that ran the function eagerly before any replay (unrecorded:
-        ``cap`` None; or recording ``cap``), given the nodes a replay gives the tensors whose
-        history its backward freed (:func:`aot.freed_as_compiled`; the eager backend's are eager's)."""
+        """``result`` of a call that ran the function eagerly before any replay (unrecorded: ``cap``
+        None; or recording ``cap``), given the nodes a replay gives the tensors whose history its backward
+        freed and those it retained (:func:`.call_nodes.as_compiled`; the eager backend's are eager's)."""
         if self._backend not in ("aot_eager", "inductor") or cap is not None and not cap.ran_backward:
             return result
-        return unobserved(aot.freed_as_compiled, result, cap and cap.freed, world.params)
+        return unobserved(as_compiled, result, cap and cap.freed, cap.live if cap else (), world.params)
 
     def _broke(self, facts, cap, result, rerun):
         """Returns ``result`` of a recording that met graph breaks, having split the function
