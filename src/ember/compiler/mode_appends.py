@@ -54,6 +54,5 @@ def appended(lists):
 
 def replay_appends(appends):
     """Makes a replay's appends (:func:`appended`) to the lists of the modes on the stack."""
-    stack = mode_stack()
-    for i, name, items in appends:
-        getattr(stack[i], name).extend(items)
+    for i, name, items in appends:  # (none: nothing paid but the call)
+        getattr(mode_stack()[i], name).extend(items)
