@@ -449,8 +449,7 @@ class State:
         self.tensors = [(t, t._data.copy()) for t in (*world.inputs, *world.free)  # (sparse: a graph break)
                         if type(t._data) is not SparseCOO and t._data.flags.writeable]
         self.versions = [t._versions[0] for t, _ in self.tensors]
-        self.params = [(p, p._data.copy(), p.grad, None if p.grad is None else p.grad._data.copy())
-                       for p in world.params]
+        self.params = [(p, p._data.copy(), p.grad, None if p.grad is None else p.grad._data.copy()) for p in world.params]
         self.optimizers = [(opt, {p: dict(s) for p, s in opt.state.items()},
                             [(v, v._data.copy()) for s in opt.state.values() for v in s.values()
                              if isinstance(v, Tensor)], [dict(g) for g in opt.param_groups])
@@ -459,7 +458,8 @@ class State:
         self.hooks = [(t, dict(_hook_table(t) or ())) for t in (*world.inputs, *world.free, *world.params)
                       if t.requires_grad]
 
-    def restore(self):  # (unseen by a mode around the call: ember's reads, not the call's)
+    def restore(self):
+        """Puts back what was kept, unseen by a mode around the call (ember's reads, not the call's)."""
         unobserved(self._put_back)
 
     def _put_back(self):
