@@ -34,7 +34,7 @@ __all__ = ["TensorSubclassing", "Overridable", "enable", "enabled", "disable", "
            "push_mode", "pop_mode", "mode_stack", "is_torch_function_mode_enabled", "tensor_attributes",
            "wrap_namespace", "public_name", "NOT_WRAPPED", "PUBLIC_PATHS", "GENERATION",
            "converts_results", "custom_torch_function", "torch_function_state", "OwnReads",
-           "overloaded_args"]
+           "CallersReads", "overloaded_args"]
 
 _NAMESPACES = ("ember", "ember.nn.functional", "ember.special", "ember.linalg", "ember.fft")
 PUBLIC_PATHS = {"ember": "torch", "ember.nn.functional": "torch.nn.functional", "ember.special": "torch.special",
@@ -143,6 +143,20 @@ class OwnReads(DisableTorchFunction):
     def __exit__(self, *exc):
         super().__exit__(*exc)
         _STATE.callers.pop()
+
+
+class CallersReads:
+    """Inside :class:`OwnReads` (a compiled call's recording), the caller's overrides and modes
+    on again while it runs: the user's function a recording runs is seen by them, as eagerly."""
+
+    def __enter__(self):
+        self.saved = _STATE.disabled, _STATE.all_disabled, _STATE.callers
+        if _STATE.callers:
+            (_STATE.disabled, _STATE.all_disabled), _STATE.callers = _STATE.callers[0], []
+        return self
+
+    def __exit__(self, *exc):
+        _STATE.disabled, _STATE.all_disabled, _STATE.callers = self.saved
 
 
 def push_mode(mode):

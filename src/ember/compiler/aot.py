@@ -28,7 +28,7 @@ from .._tensor import Tensor
 from ..autograd.engine import grad_within
 from ..autograd.function import Function
 from ..autograd.grad_mode import STATE, enable_grad
-from ..autograd.graph import gradient_edge, modified_error
+from ..autograd.graph import modified_error
 from . import replay
 from .aliases import hidden_bases, returned_views
 from .graph import Graph, Node, nodes_in
@@ -37,8 +37,8 @@ from .structure import flatten, user_frame
 from .layouts import laid_out, layout_of
 
 __all__ = ["record_backward", "runs_hooks", "split", "forward_graph", "without_gradients", "Joint", "CompiledFunction",
-           "enables_grad", "apply_compiled", "backward_starts", "retained_history", "freed_positions", "freed_outputs",
-           "FreedOutputs", "record_joint", "released", "RETAINED", "EARLIER", "into_earlier"]
+           "enables_grad", "apply_compiled", "backward_starts", "retained_history", "made_after", "node_positions", "history_of",
+           "record_joint", "released", "RETAINED", "EARLIER", "into_earlier"]
 
 
 EARLIER = "backward() or autograd.grad into the autograd history of an earlier piece (made before a graph break)"
@@ -156,7 +156,7 @@ class Joint:
 def backward_starts(tracer):
     """Notes, at the first backward a recorded call runs, the graph nodes of the values so far
     (``tracer.made_before``): torch's dynamo breaks there, so a result among them is an output of
-    its forward graph (:func:`freed_positions`), one computed after of the next. Returns True
+    its forward graph (:func:`node_positions`), one computed after of the next. Returns True
     (``tracer.ran_backward``)."""
     tracer.made_before = frozenset(tracer.value.values())
     return True
@@ -174,13 +174,25 @@ def retained_history(result, ran_backward, limit=100_000):
     backward (:func:`record_joint`). A loss after its ``backward()`` holds none (released); nor
     does a tensor whose history also reaches a node a backward freed (DCGAN's ``D_x =
     output.mean()`` after ``errD_real.backward()``): a replay returns them with a freed node
-    (:func:`freed_positions`), a backward through them raising as eagerly. One that holds none
-    and was computed after the backward (FGSM's ``x + eps * x.grad.sign()``) is returned detached
-    (torch's has a live node)."""
+    (:func:`node_positions`), a backward through them raising as eagerly. One that holds none
+    and was computed after the backward (FGSM's ``x + eps * x.grad.sign()``) is
+    :func:`made_after`."""
     if not ran_backward:
         return []
     return [t for t in _tensors_in(result)
-            if t.requires_grad and t.grad_fn is not None and _history(t.grad_fn, limit) == "saved"]
+            if t.requires_grad and t.grad_fn is not None and history_of(t.grad_fn, limit) == "saved"]
+
+
+def made_after(result, tracer, limit=100_000):
+    """The tensors of ``result`` of a recording that ran a backward which require grad, were
+    computed after its first backward (:func:`backward_starts`) and whose history holds no saved
+    values (FGSM's ``x + eps * x.grad.sign()``, ``x`` requiring grad): torch's dynamo computes
+    them in the graph after its break at the backward, so they carry that graph's live node and a
+    backward through them reaches ``x``. A replay's get a backward of their own (:func:`record_joint`)."""
+    if not tracer.ran_backward:
+        return []
+    return [t for t in _tensors_in(result) if t.requires_grad and t.grad_fn is not None
+            and tracer.value.get(id(t._data)) not in tracer.made_before and history_of(t.grad_fn, limit) is None]
 
 
 def record_joint(tracer, result, world):
@@ -191,7 +203,7 @@ def record_joint(tracer, result, world):
     detached): a replay's then have a backward of their own, into the graph's inputs, while the
     call's own backward is replayed in the forward graph (the ``.grad`` it sets, outputs). A
     retained tensor whose backward cannot be recorded is a graph break (:data:`RETAINED`)."""
-    retained = tracer.retained = retained_history(result, tracer.ran_backward)
+    retained = tracer.retained = retained_history(result, tracer.ran_backward) + made_after(result, tracer)
     if tracer.ran_backward and not retained:
         return None
     returned = flatten(result) + hidden_bases(flatten(result), tracer.made_here)  # (a view of an input or of
@@ -206,24 +218,25 @@ def record_joint(tracer, result, world):
     return joint
 
 
-def freed_positions(returned, tracer, limit=100_000):
-    """The positions in ``returned`` (a call's returned tensors, in flattening order) of those
-    requiring grad whose history reaches a node a backward in the call freed (``loss`` after
-    ``loss.backward()``), or holds no saved values and was computed before the backward (``w.sum()``:
-    torch's forward graph's output, its node freed): a replay gives them a freed node
-    (:func:`freed_outputs`; the ``eager`` backend frees its ops' nodes that saved values)."""
+def node_positions(returned, tracer, limit=100_000):
+    """``(freed, live)``: the positions in ``returned`` (a call's returned tensors, in flattening
+    order) of those requiring grad whose history reaches a node a backward in the call freed
+    (``loss`` after ``loss.backward()``), or holds no saved values and was computed before the
+    backward (``w.sum()``: torch's forward graph's output, its node freed): a replay gives them a
+    freed node (:func:`.call_nodes.freed_outputs`; the ``eager`` backend frees its ops' nodes that
+    saved values); and of those with a backward of their own (``tracer.retained``: :func:`record_joint`)."""
     if not tracer.ran_backward:
-        return []
+        return [], []
     found = []
     for i, t in enumerate(returned):
         if t.requires_grad and t.grad_fn is not None:
-            history = _history(t.grad_fn, limit)
+            history = history_of(t.grad_fn, limit)
             if history == "freed" or history is None and tracer.value.get(id(t._data)) in tracer.made_before:
                 found.append(i)
-    return found
+    return found, [i for i, t in enumerate(returned) if any(t is r for r in tracer.retained)]
 
 
-def _history(root, limit):
+def history_of(root, limit=100_000):
     """``"freed"`` when the history from the autograd node ``root`` reaches a freed node (one whose
     saved values a backward released), else ``"saved"`` when it holds saved values, else None."""
     seen, stack, saved = set(), [root], False
@@ -237,62 +250,6 @@ def _history(root, limit):
         saved = saved or bool(getattr(node, "_saved", None)) or getattr(node, "_out", None) is not None
         stack += [edge[0] for edge in node.next_functions]
     return "saved" if saved else None
-
-
-def freed_outputs(results, positions, edges):
-    """Gives the replayed ``results`` (tensors without history) at ``positions`` one autograd node
-    whose saved values a backward already freed, as torch's compiled step returns its loss after
-    ``loss.backward()``: they require grad, their ``grad_fn`` is a ``CompiledFunctionBackward``
-    (``next_functions``: ``edges``) and a backward through them raises torch's RuntimeError
-    "Trying to backward through the graph a second time". One node per call, nothing saved."""
-    none = (None,) * len(edges)
-    node = CompiledFunction._node_cls(CompiledFunction, None, edges, none, none, (((), None),) * len(positions), freed=True)
-    for k, i in enumerate(positions):
-        t = results[i]
-        t._grad_fn, t._requires_grad, t._output_nr = node, True, k
-
-
-class FreedOutputs:
-    """A replay's outputs whose history the call's backward freed (``cap.freed``: a loss after its
-    ``backward()``), at their positions among the graph's outputs (``remade``: the positions of
-    the views remade apart, :mod:`.aliases`; not the inputs returned, ``passthrough``); ``fixed``:
-    the entry's inputs fetched once, whose parameters' edges are the freed node's ``next_functions``."""
-
-    def __init__(self, cap, remade, fixed, passthrough):
-        kept = [i for i in range(len(cap.output_nodes)) if i not in remade]
-        self.positions = [kept.index(i) for i in cap.freed if i in kept and kept.index(i) not in passthrough]
-        self.ran_backward, self.fixed, self.edges = cap.ran_backward, fixed, None
-
-    def give(self, results):
-        """Gives the replayed ``results`` (without history) their freed node (:func:`freed_outputs`)."""
-        if self.positions:
-            if self.edges is None:
-                self.edges = tuple(gradient_edge(t) for t in self.fixed if isinstance(t, Tensor) and t.requires_grad)
-            freed_outputs(results, self.positions, self.edges)
-
-    def detached(self, results, inputs, passthrough):
-        """The ``results`` a graph replayed on tensors (the ``eager`` and callable backends) returns
-        for a call on ``inputs``, after a backward in the call: those whose history it freed keep
-        their history, freed as the call's backward freed the recording's (the nodes made by this
-        replay, not those of the inputs: its backward ran as ops, not through the engine); a
-        callable backend's result without history gets a freed node. The others are detached
-        but the inputs returned (``passthrough``)."""
-        if not self.ran_backward:
-            return results
-        results = [t if i in passthrough or i in self.positions else t.detach() for i, t in enumerate(results)]
-        stop = {id(x.grad_fn) for x in inputs if isinstance(x, Tensor) and x.grad_fn is not None}
-        todo, seen = [results[i].grad_fn for i in self.positions], set()
-        while todo:
-            node = todo.pop()
-            if node is None or id(node) in seen or id(node) in stop:
-                continue
-            seen.add(id(node))
-            node.release()
-            todo += [n for n, _ in node.next_functions]
-        plain = [i for i in self.positions if results[i].grad_fn is None]
-        if plain:
-            freed_outputs(results, plain, ())
-        return results
 
 
 def _tensors_in(value):

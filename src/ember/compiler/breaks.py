@@ -8,10 +8,10 @@ Tensor"), so the statement reading it runs eagerly.
 """
 from .._backend.sparse import SparseCOO
 from .._tensor import Tensor
-from .._tensor_subclass import (OwnReads, converts_results, custom_torch_function, enabled as _overrides_on,
+from .._tensor_subclass import (CallersReads, OwnReads, converts_results, custom_torch_function, enabled as _overrides_on,
                                 is_torch_function_mode_enabled, overloaded_args)
 
-__all__ = ["VALUE_METHODS", "SPARSE", "GRAPH_BREAK", "sparse_argument", "eager_argument", "unobserved"]
+__all__ = ["VALUE_METHODS", "SPARSE", "GRAPH_BREAK", "sparse_argument", "eager_argument", "unobserved", "observed"]
 
 SPARSE = ("Attempted to wrap sparse Tensor: torch.compile does not support sparse Tensors "
           "(ember's graphs hold dense tensors; the code reading it runs eagerly)")
@@ -68,3 +68,10 @@ def unobserved(fn, *args):
         return fn(*args)
     with OwnReads():  # (the guards' torch_function_state still reads the caller's)
         return fn(*args)
+
+
+def observed(fn, *args, **kwargs):
+    """``fn(*args, **kwargs)`` (the user's function a recording runs) with the caller's overrides
+    and modes on again inside :func:`unobserved` (the compiler's work around the recording)."""
+    with CallersReads():
+        return fn(*args, **kwargs)

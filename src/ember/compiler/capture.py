@@ -37,10 +37,10 @@ from .._ops.core import CopySlices
 from .._ops.shape import Clone, Detach, Expand
 from .._ops import core as _core
 from .._tensor import Tensor
-from .breaks import SPARSE, unobserved
+from .breaks import SPARSE, observed, unobserved
 from .exc import Unsupported
 from ..autograd.grad_mode import STATE
-from .aot import (EARLIER, RETAINED, backward_starts, enables_grad, freed_positions, into_earlier, record_joint, released,
+from .aot import (EARLIER, RETAINED, backward_starts, enables_grad, into_earlier, node_positions, record_joint, released,
                   retained_history, runs_hooks)
 from .aliases import hidden_bases, returned_views
 from .attribute_sets import (as_before, attributes_before, extra, float_attributes_set, noted, noted_floats, set_floats,
@@ -50,6 +50,7 @@ from .input_grads import grad_layouts, hide_grads, input_grad_sets, input_hooks,
 from .layouts import layout_of
 from .graph import Graph
 from .group_replay import GROUPS, group_writes, hyperparameter_inputs, replay_writes, snapshot
+from .mode_appends import appended, mode_lists, replay_appends
 from .path_writes import as_before as paths_as_before, float_writes, floats_at, replay_writes as replay_path_writes
 from .patches import breaking_print
 from .side_effects import REQUIRES_GRAD, aliased_results, breaking_io, checked_reads, python_state, unreplayable
@@ -81,25 +82,25 @@ class Capture:
         output_nodes: the graph outputs the return value's tensors map to, in flattening order.
         grad_sets: ``(param, output index or None)``: ``param.grad`` after the call (an output, or None).
         input_grad_sets: ``(input position, output index or None, adds)``: the same for inputs (input_grads.py).
-        group_writes, path_writes: the writes into optimizers' groups, dicts and objects a replay repeats (path_writes.py).
+        group_writes, path_writes: the writes into optimizers' groups, dicts and objects a replay repeats
+            (group_replay.py, path_writes.py); appends: a logging mode's appends to its lists (mode_appends.py).
         grad_required: the input positions a replay makes require grad before the graph (``x.requires_grad_()``).
         attr_sets: ``(module ref, id, name, output index)``: a module attribute set to an output
             (:mod:`.attribute_sets`); float_sets: one set to a float computed from the arguments.
         layouts: per output, eager's layout (:func:`.layouts.layout_of`; None: row-major).
         views: the outputs that are views of an input or of another output (:class:`.aliases.View`).
         breaks: ``(reason, "file:line: code")`` of each graph break; empty when replayable.
-        break_frames: per break met while running, ``(code, line)`` of each frame inside the
-            recording (:func:`~.structure.frames_below`; empty: before or after the call).
-        ran_backward: the function ran the autograd engine; freed: the outputs whose history it freed.
+        break_frames: per break met while running, ``(code, line)`` of each frame inside the recording
+            (:func:`~.structure.frames_below`; empty: before or after the call).
+        ran_backward: the function ran the autograd engine; freed: the outputs whose history it freed; live: those it retained.
         rewrote: an input requiring grad written twice, or its value read as another tensor's (``w.copy_(new)``).
-        joint: for outputs that need gradients (and no backward in the function): ``(ids of
-            the forward's nodes, [(placeholder index, gradient Node)])``: the graph continues
-            with their backward (see :mod:`.aot`). read_names: see :func:`.side_effects.names_read`."""
+        joint: for outputs that need gradients: ``(ids of the forward's nodes, [(placeholder index, gradient
+            Node)])``: the graph continues with their backward (:mod:`.aot`). read_names: :func:`.side_effects.names_read`."""
 
     def __init__(self, graph, sources):
         self.graph, self.sources, self.grad_written = graph, sources, set()  # (whose .grad the call set first)
         self.output, self.output_nodes, self.grad_sets, self.layouts, self.views = None, [], [], [], []
-        self.attr_sets, self.float_sets, self.freed = [], [], []  # (freed: a replay gives them a freed node, aot.py)
+        self.attr_sets, self.float_sets, self.freed, self.live = [], [], [], []  # (a replay gives them a freed node, aot.py)
         self.breaks, self.ran_backward, self.reads_grad, self.pieces, self.read_names = [], False, frozenset(), [graph], None
         self.group_writes, self.path_writes, self.grad_required, self.input_grad_sets, self.input_hooks = [], [], [], [], []
 
@@ -109,16 +110,17 @@ class Capture:
             inputs[i].requires_grad_()
 
     def replay_writes(self, fn, args, kwargs, reads=()):
-        """Repeats the ``group_writes``, ``path_writes``, ``float_sets`` of a call of ``fn`` (floats read: ``reads``)."""
+        """Repeats the ``group_writes``, ``path_writes``, ``float_sets``, ``appends`` of a call of ``fn`` (reads: floats)."""
         if self.group_writes:
             replay_writes(self.group_writes, args, kwargs, reads)
         replay_path_writes(self.path_writes, fn, args, kwargs, reads)
         set_floats(self.float_sets, args, kwargs, reads)
+        replay_appends(self.appends)
 
 
 class Tracer(_core.Observer):
     """The observer that builds the graph while the function runs."""
-    history, reads_grad, retained = frozenset(), frozenset(), ()  # ids: nodes made before the call, tensors whose .grad it read; aot.py
+    history, reads_grad, retained, appends = frozenset(), frozenset(), (), []  # ids: nodes made before the call, tensors whose .grad it read; aot.py
     double, group_before, stashed, hooks_added, rewrote = False, {}, {}, (), False  # create_graph backward ran; group_replay; input_grads; Capture
 
     def __init__(self, known, fullgraph):
@@ -491,7 +493,7 @@ def capture(fn, args, kwargs, world, fullgraph=False, joint=True):
     tracer.keep += [a for a in world_arrays(world)]
     for array in tracer.keep:
         tracer.hold(array)
-    cap_joint = None
+    cap_joint, lists = None, mode_lists()
     end_recording = record_on_this_thread(tracer)  # (Tensor methods breaking, tensors made, random draws)
     before, restore_print, restore_io = python_state(world, True), breaking_print(tracer.graph_break), breaking_io(tracer.graph_break)
     # (the inputs' .grad held aside: the graph computes what the call adds, input_grads.py)
@@ -502,7 +504,7 @@ def capture(fn, args, kwargs, world, fullgraph=False, joint=True):
     try:
         if world.unguarded:
             tracer.graph_break(world.unguarded)
-        result = fn(*args, **kwargs)
+        result = observed(fn, *args, **kwargs)  # (what is around it is ember's work, unobserved where called so)
         tracer.grad_mode = None  # (the backward recorded below runs under its own grad modes)
         written = {p for p, _ in tracer.graph.mutations}  # (unwritten inputs may overlap: x[:-1], x[1:])
         if written and world.overlapping({key for key, p in tracer.placeholder_of.items() if p in written}):
@@ -515,7 +517,7 @@ def capture(fn, args, kwargs, world, fullgraph=False, joint=True):
         sets = tensor_attributes_set(attributes, tracer.made_here)  # (``self.mask = mask``: set after each replay)
         floats = float_attributes_set(attributes)  # (``self.scale = lr * 2``: set after each replay)
         path_writes, floats_written = float_writes(paths, fn, args, kwargs, {(id(vars(m)), k) for m, k, *_ in floats})
-        with as_before(sets + floats), paths_as_before(path_writes, fn, args, kwargs):
+        with as_before(sets + floats), paths_as_before(path_writes, fn, args, kwargs), appended(lists) as tracer.appends:
             changed = next((k for k, v in python_state(world).items() if before.get(k, v) != v
                             and (writes is None or not k.startswith(GROUPS))), None)
         if changed is not None:  # a replay runs the graph only: the side effect would be lost
@@ -526,7 +528,7 @@ def capture(fn, args, kwargs, world, fullgraph=False, joint=True):
         # non-branching control flow: gradients by replaying it with autograd; branching: backward recorded (hop)
         if not tracer.breaks and (STATE.enabled or enables_grad(tracer.graph)) and joint \
                 and not tracer.control_flow_grad:  # (enable_grad inside a call under no_grad: aot.py)
-            cap_joint = record_joint(tracer, result, world)  # (the returned tensors' backward, where wanted)
+            cap_joint = unobserved(record_joint, tracer, result, world)  # (the returned tensors' backward, where wanted)
         elif retained_history(result, tracer.ran_backward):
             tracer.graph_break(RETAINED)
     finally:
@@ -538,11 +540,11 @@ def capture(fn, args, kwargs, world, fullgraph=False, joint=True):
     cap = Capture(tracer.graph, tracer.sources)
     cap.breaks, cap.ran_backward, cap.output, cap.rewrote = tracer.breaks, tracer.ran_backward, skeleton(result), tracer.rewrote
     cap.break_frames, cap.reads_grad, cap.grad_written = tracer.break_frames, tracer.reads_grad, tracer.grad_written
-    cap.group_writes, cap.grad_required, cap.numbers = writes or [], sorted(tracer.grad_required), tracer.numbers
+    cap.group_writes, cap.grad_required, cap.numbers, cap.appends = writes or [], sorted(tracer.grad_required), tracer.numbers, tracer.appends
     cap.path_writes, cap.floats_written = path_writes, floats_written
     cap.read_names, cap.joint = checked_reads(tracer, read_names, world), (cap_joint if not tracer.breaks else None)
     if not cap.breaks:
-        _finish(tracer, cap, result, sets, floats)
+        unobserved(_finish, tracer, cap, result, sets, floats)  # (its reads are no calls a mode sees)
     if cap.breaks and cap.read_names is not None:  # (no replay sets the floats: their names guarded again)
         cap.read_names |= unguarded_names(floats, world.all_modules)
     cap.pieces = [g for g in tracer.pieces + [tracer.graph] if any(n.op == "call_op" for n in g.nodes)]
@@ -559,7 +561,7 @@ def _finish(tracer, cap, result, sets, floats):
     returned = flatten(result) + hidden_bases(flatten(result), tracer.made_here)  # (returned after the user's)
     for t in returned:  # without a recorded backward, a returned x.detach() is a Detach of x's node (aot.released)
         outputs.append(tracer.arg(t, None) if cap.joint is None else released(tracer, t, cap.joint[0]))
-    cap.output_nodes, cap.freed = list(outputs), freed_positions(returned, tracer)
+    cap.output_nodes, (cap.freed, cap.live) = list(outputs), node_positions(returned, tracer)
     for p in tracer.world.params:
         if tracer.known.get(id(p._data), ((None, None),))[0][1] is not p:
             tracer.breaks.append(("a parameter's array was replaced (.data =)", "<end of function>"))
@@ -591,10 +593,8 @@ def _finish(tracer, cap, result, sets, floats):
         if tracer.fullgraph:
             raise Unsupported(f"graph break (fullgraph=True): {why}")
         tracer.breaks.append((why, "<end of function>"))
-    if tracer.breaks:
-        cap.breaks = tracer.breaks
+    if tracer.breaks:  # (cap.breaks: the same list)
         return
-    cap.layouts = [layout_of(t._data) or strided_layout(t._data) for t in returned] \
-        + grad_layouts(cap, tracer) \
-        + [layout_of(t._data) or strided_layout(t._data) for t in extra(sets, returned)]
+    laid = [layout_of(t._data) or strided_layout(t._data) for t in returned + extra(sets, returned)]
+    cap.layouts = laid[:len(returned)] + grad_layouts(cap, tracer) + laid[len(returned):]
     tracer.graph.output(outputs)

@@ -17,7 +17,7 @@ from .._creation import zeros
 from ..fx import backend_graph as _backend_graph, graph_module as _graph_module  # (the modules: fx imports
 # the compiler)
 from .breaks import GRAPH_BREAK, VALUE_METHODS, unobserved
-from .dynamic_ints import State
+from .probe_state import State
 from .patches import LOG, PRINT, WARN, WRITE, quiet_output
 from .structure import _SLOT
 from .torch_names import placeholder_names
@@ -59,7 +59,7 @@ def custom_runner(backend, graph, fetch=(), call=None, sources=None, n_outputs=N
             return lambda tensors, sizes: gm.run_at(tensors, sizes)
     else:
         targets = None if call is None or sources is None else placeholder_names(graph, sources, call[0])
-        gm = _backend_graph.backend_graph_module(graph, targets, call and call[1], n_outputs)
+        gm = unobserved(_backend_graph.backend_graph_module, graph, targets, call and call[1], n_outputs)  # (its examples)
         kept = _backend_graph.without_unused(gm, len(names))
     examples = [] if call is None else [_example(f, call[0].inputs, call[1]) for f in fetch]
     if call is None or any(e is None for e in examples):
@@ -85,7 +85,7 @@ def custom_runner_of(backend, gm, names, examples, call):
 
 
 def state_before(backend, world):
-    """What :func:`first_run` sets back before the callable runs (a :class:`~.dynamic_ints.State`
+    """What :func:`first_run` sets back before the callable runs (a :class:`~.probe_state.State`
     of ``world``: the tensors the call may write, the random stream); None where ``backend`` is
     a name (the first call keeps the recording's results)."""
     return unobserved(State, world) if is_custom(backend) else None

@@ -43,8 +43,9 @@ from .size_fits import fit, fit_ratio
 from .symbolic import Expr, Underdetermined, evaluate, free_symbols, substitute
 from .structure import same_container
 from .duck_sizes import Apart, merge, twins
-from .dynamic_ints import (ARG, Ranges, State as _State, compared_range, fit_returned, fitted_at, int_ranges,
-                           minmax_atoms, minmax_sides, picked_ranges, traced_capture)
+from .dynamic_ints import (ARG, Ranges, compared_range, fit_returned, fitted_at, int_ranges, minmax_atoms, minmax_sides,
+                           picked_ranges, traced_capture)
+from .probe_state import State as _State
 from .marks import mark_dynamic, mark_static, marks, maybe_mark_dynamic  # (imported from here too)
 from .traced_ints import Uses
 

@@ -7,10 +7,7 @@ from collections import deque
 
 import numpy as np
 
-from .. import _random
-from .._backend.sparse import SparseCOO
 from .._tensor import Tensor
-from ..autograd.graph import HOOKS_VERSION
 from ..nn.modules.module import Module
 from ..optim.optimizer import Optimizer
 from .capture import capture
@@ -22,14 +19,14 @@ from .float_constants import SWAPPED, restore_codes, swap_codes
 from .side_effects import GLOBALS_SEEN, global_names, plain_object, user_class
 from .structure import same_container
 from .symbolic import Cond, Expr, evaluate, free_symbols, symbol
-from .path_writes import floats_at, put_back
+from .probe_state import State
 from .read_floats import PLACED, restore_reads, traced_reads
 from .traced_floats import argument_positions, float_conditions, mark_returned, note_unseen
 from .traced_ints import BOUNDS, COMPARISONS, INT_POSITIONS, MADE, MINMAX, SAVED, SIZED, TRACING, VALUES, FloatInt, TracedFloat, TracedInt, Uses, plain
 from .traced_math import patch_math, patch_minmax, unpatch_math
 
 __all__ = ["ARG", "int_symbols", "static_ints", "traced_capture", "int_ranges", "returned_ints", "fit_returned",
-           "plain_ints", "compared_range", "Ranges", "State", "float_capture", "minmax_atoms",
+           "plain_ints", "compared_range", "Ranges", "float_capture", "minmax_atoms",
            "minmax_sides", "picked_ranges", "fitted_at", "traced_again"]
 
 # ``dims`` keys are (flat tensor input index, dim), or (ARG, position in (*args, *kwargs.values()))
@@ -437,67 +434,6 @@ def int_symbols(facts, before, static, arguments):
             if (before is True or not isinstance(was, int) or was != value) and int(name[9:]) not in static:
                 found[(ARG, int(name[9:]))] = symbol(f"i{len(found)}")
     return found, {e.args[0]: (-math.inf, None) for e in found.values()}
-
-
-class State:
-    """Parameters and buffers (and which tensors the modules hold), the modules' attributes, gradients, optimizer state
-    and hyperparameters, the input and free tensors' values and gradient hooks (``x.register_hook``)
-    the random stream, the floats at read paths (path_writes): what a probe may change, restored before and after it."""
-
-    def __init__(self, world):
-        self.tables = [(table, dict(table)) for table in world.tables]
-        self.attributes = [(vars(m), dict(vars(m))) for m in world.all_modules]  # (``self.mask = mask``)
-        self.tensors = [(t, t._data.copy()) for t in (*world.inputs, *world.free)  # (sparse: a graph break)
-                        if type(t._data) is not SparseCOO and t._data.flags.writeable]
-        self.versions = [t._versions[0] for t, _ in self.tensors]
-        self.params = [(p, p._data.copy(), p.grad, None if p.grad is None else p.grad._data.copy())
-                       for p in world.params]
-        self.optimizers = [(opt, {p: dict(s) for p, s in opt.state.items()},
-                            [(v, v._data.copy()) for s in opt.state.values() for v in s.values()
-                             if isinstance(v, Tensor)], [dict(g) for g in opt.param_groups])
-                           for opt in world.optimizers]
-        self.rng = _random.get_rng_state()
-        self.hooks = [(t, dict(_hook_table(t) or ())) for t in (*world.inputs, *world.free, *world.params)
-                      if t.requires_grad]
-        self.floats = world.fn, world.arguments, floats_at(world.fn, world.arguments, {})  # (``LR = LR * 0.5``)
-
-    def restore(self):
-        """Puts back what was kept."""
-        for table, saved in self.tables:
-            table.clear()
-            table.update(saved)
-        for attributes, saved in self.attributes:
-            if len(attributes) != len(saved) or any(attributes.get(k, saved) is not v for k, v in saved.items()):
-                attributes.clear()
-                attributes.update(saved)
-        for t, data in self.tensors:
-            np.copyto(t._data, data)
-        for p, data, grad, grad_data in self.params:
-            np.copyto(p._data, data)
-            p.grad = grad
-            if grad is not None:
-                np.copyto(grad._data, grad_data)
-        for opt, state, arrays, groups in self.optimizers:
-            for group, saved in zip(opt.param_groups, groups):
-                group.update(saved)
-            opt.state.clear()
-            opt.state.update({p: dict(s) for p, s in state.items()})
-            for v, data in arrays:
-                np.copyto(v._data, data)
-        _random.set_rng_state(self.rng)
-        put_back(*self.floats)
-        for t, hooks in self.hooks:
-            table = _hook_table(t)
-            if table is not None and table != hooks:  # (in place: the handles remove from it)
-                table.clear()
-                table.update(hooks)
-                HOOKS_VERSION[0] += 1
-
-
-def _hook_table(t):
-    """The table of tensor ``t``'s gradient hooks (its node's pre-hooks), None where it has none."""
-    node = t.grad_fn or t._node
-    return None if node is None else node._pre_hooks
 
 
 def _floats_made():

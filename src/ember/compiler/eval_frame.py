@@ -26,6 +26,7 @@ from .._ops import core as _core
 from .._ops.args import caller_level
 from . import aot, rebind, replay, shared_cache
 from .backends import compile_graph, log_enabled
+from .call_nodes import FreedOutputs, as_compiled
 from .custom_backend import custom_runner, first_run, first_split_run, is_custom, state_before
 from .capture import capture, input_names, unflatten
 from .config_module import DynamoConfig
@@ -109,6 +110,7 @@ class _Entry:
             compile_graph = replay.interpret if backend == "aot_eager" else lambda g: _codegen(g, options)
             self.run_forward, self.run_backward = compile_graph(graph), compile_graph(self.joint.backward)
             self.n_inputs, self.compile_graph, self.pruned = len(sources), compile_graph, {}
+            self.freed = FreedOutputs(cap, remade, self.fixed, {})  # (a loss beside FGSM's x_adv)
             return
         n_outputs, self.joint = self.joint and self.joint.n_outputs, None  # (the forward's first outputs: the user's)
         if is_custom(backend):  # the user's compiled callable, on tensors (autograd through it)
@@ -124,7 +126,7 @@ class _Entry:
                             if n in placeholders}  # (a constant returned: a copy laid out as eager's; an input: a view)
         self.layouts = [None if i in self.passthrough and sources[self.passthrough[i]][0] != "const" else v
                         for i, v in enumerate(self.layouts)]
-        self.freed = aot.FreedOutputs(cap, remade, self.fixed, self.passthrough)  # (a loss after backward())
+        self.freed = FreedOutputs(cap, remade, self.fixed, self.passthrough)  # (a loss after backward())
 
     def backward_without(self, missing, grads, shapes):
         """``(run, arrays)``: the backward graph and its inputs after the saved values, for a
@@ -171,7 +173,8 @@ class _Entry:
         if self.floats:
             fill_floats(tensors, self.floats, args, kwargs, reads)
         if self.joint is not None:  # (then the .grad sets too: zero_grad() before the forward)
-            results = aot.apply_compiled(self, sizes, tensors)
+            results = list(aot.apply_compiled(self, sizes, tensors))
+            self.freed.give(results)
         elif self.on_arrays:
             arrays = list(map(_DATA, tensors))
             # the writes counted before the run, while the tensors are in the cache (the step's
@@ -304,7 +307,7 @@ class _CompiledFunction:
                     return entry(world.inputs, fn, args, kwargs, sizes)
                 # the first call at new sizes runs eagerly, recorded, and must be the fitted graph
                 before = state_before(self._backend, world)  # (a callable backend's: first_run)
-                result, cap = traced_again(lambda a, k: capture(fn, a, k, world, self._fullgraph), args, kwargs, world, entry.floats, fn, entry.reads)
+                result, cap = unobserved(traced_again, lambda a, k: capture(fn, a, k, world, self._fullgraph), args, kwargs, world, entry.floats, fn, entry.reads)
                 reason = verify(entry.shape, sizes, cap)
                 limit = self._recompile_limit or config.recompile_limit
                 if reason is not None and self._cache.family.captured() < limit:
@@ -316,7 +319,7 @@ class _CompiledFunction:
                                          _Entry(relevant(facts, cap), cap, self._backend, self._options,
                                                 call=(world, None)))
                 call = world.inputs, fn, args, kwargs, sizes
-                return result if reason else first_run(entry, cap, result, before, call)
+                return result if reason else self._first_nodes(first_run(entry, cap, result, before, call), cap, world)
         family = self._cache.family
         last = (self._entries or family.entries() or [None])[-1]
         reason = first_difference(last.facts, facts, last.ranges) if last else None
@@ -347,11 +350,11 @@ class _CompiledFunction:
                 return fn(*args, **kwargs)
             _log("recompiles", f"recompiling {self._label}: guard failed: {reason}")
             counters["recompiles"][self._label] += 1
-        if not self._entries and not self._waited and _makes_state(world):
+        if not self._entries and not self._waited and unobserved(_makes_state, world):
             # a recording would end in a graph break (the optimizer's state made in the call):
             # this call runs eagerly, unrecorded, and the next one captures
             self._waited = True
-            return fn(*args, **kwargs)
+            return self._first_nodes(fn(*args, **kwargs), None, world)
         dims, ranges, floats, separate = unobserved(self._dynamic_dims, world, facts, declared)
         ints = any(k[0] == ARG for k in dims)  # (``lr * (it + 1)``: the float arguments beside traced ints traced too)
         if ints:
@@ -360,7 +363,7 @@ class _CompiledFunction:
         record = (lambda a, k: capture_dynamic(fn, a, k, world, self._fullgraph, dims, ranges, names, lambda text: _log(
             "dynamic", text), separate=separate)) if dims else lambda a, k: (*capture(fn, a, k, world, self._fullgraph), None, None)
         before = state_before(self._backend, world)  # (a callable backend's callable runs at this call: first_run)
-        result, cap, shape, static, symbols, facts = lifted_capture(
+        result, cap, shape, static, symbols, facts = unobserved(lifted_capture,  # (fn observed: capture.py)
             lambda at, paths: float_capture(record, args, kwargs, world, floats + at, fn, paths), self._reads, fn, args,
             kwargs, facts, ints or bool(floats), lambda: snapshot(World(fn, args, kwargs, held=held), args, kwargs))
         facts = read_groups(float_guards(facts, symbols), world.optimizers)  # (a float Python used keeps its guard)
@@ -389,7 +392,15 @@ class _CompiledFunction:
             self._entries.append(entry)
             entry.shape = shape
         call = world.inputs, fn, args, kwargs, sizes
-        return result if static is not None else first_run(entry, cap, result, before, call)
+        return result if static is not None else self._first_nodes(first_run(entry, cap, result, before, call), cap, world)
+
+    def _first_nodes(self, result, cap, world):
+        """``result`` of a call that ran the function eagerly before any replay (unrecorded: ``cap``
+        None; or recording ``cap``), given the nodes a replay gives the tensors whose history its backward
+        freed and those it retained (:func:`.call_nodes.as_compiled`; the eager backend's are eager's)."""
+        if self._backend not in ("aot_eager", "inductor") or cap is not None and not cap.ran_backward:
+            return result
+        return unobserved(as_compiled, result, cap and cap.freed, cap.live if cap else (), world.params)
 
     def _broke(self, facts, cap, result, rerun):
         """Returns ``result`` of a recording that met graph breaks, having split the function

@@ -89,7 +89,7 @@ def replay_writes(writes, fn, args, kwargs, reads=()):
 
 def put_back(fn, args, floats):
     """Gives each path of ``floats`` (:func:`floats_at` of a call of ``fn`` on ``args``) the value it
-    held then (a dynamic recording's probe, :class:`~.dynamic_ints.State`, wrote it too)."""
+    held then (a dynamic recording's probe, :class:`~.probe_state.State`, wrote it too)."""
     for path, value in floats.items():
         try:
             if _get(path, fn, args, {}) is not value:

@@ -12,6 +12,7 @@ attributes look up the recordings of the thread calling them (:func:`recording`;
 recordings on one thread each see the call, the innermost first), so that each recording sees
 its own thread only, and a thread not recording gets the original's result.
 """
+import functools
 import sys
 import threading
 
@@ -19,7 +20,7 @@ from .. import _distributions, _random
 from .._ops import core as _core
 from .._tensor import Tensor
 from .._tensor_subclass import GENERATION
-from .breaks import VALUE_METHODS
+from .breaks import VALUE_METHODS, unobserved
 from .input_grads import note_hook, restore_read
 from .patches import from_user, patch, unpatch
 from .traced_floats import fill_node
@@ -172,6 +173,8 @@ def record_on_this_thread(tracer):
     if tracers is None:
         tracers = _LOCAL.tracers = []
     tracers.append(tracer)
+    for name in ("op_enter", "op_exit", "node_enter"):  # (its reads are no calls a mode sees)
+        setattr(tracer, name, functools.partial(unobserved, getattr(type(tracer), name), tracer))
     done = []
     GENERATION[0] += 1  # (Tensor's methods change: ``overrides.resolve_name`` lists them again)
     try:
