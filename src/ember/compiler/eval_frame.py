@@ -10,7 +10,6 @@ that broke run eagerly between them); where a split is refused, an entry runs th
 function eagerly (the program stays correct). ``fullgraph=True`` raises instead.
 """
 import collections
-import copy
 import functools
 import operator
 import sys
@@ -46,6 +45,7 @@ from .inner_views import Strided, for_backend, wrap
 from .input_grads import set_grads
 from .layouts import laid_out
 from .markers import _name, _stance, disable, is_compiling, set_stance
+from .optimized_module import OptimizedModule
 from .options import BACKENDS, MODES, resolve as _resolve
 from .recheck import rechecking
 from .sources import escapes as _escapes, fetcher as _fetcher, relevant
@@ -571,37 +571,3 @@ def compile_forward(module, *args, **kwargs):
             compile_forward(child, *args, **kwargs)
     else:
         module.forward = compile(module.forward, *args, **kwargs)
-
-
-
-class OptimizedModule(Module):
-    """What ``ember.compile(module)`` returns (``torch._dynamo.OptimizedModule``): calls go
-    through the compiled ``module.__call__``; the original is ``_orig_mod`` (so state_dict keys
-    carry the ``_orig_mod.`` prefix, as torch's do) and its attributes read through."""
-
-    def __init__(self, mod, compiled):
-        super().__init__()
-        self._orig_mod = mod
-        self.__dict__["_compiled_call"] = compiled
-
-    def __call__(self, *args, **kwargs):
-        return self._compiled_call(*args, **kwargs)
-
-    forward = __call__
-
-    def __getattr__(self, name):
-        try:
-            return Module.__getattr__(self, name)
-        except AttributeError:
-            modules = self.__dict__.get("_modules")
-            if modules is None or "_orig_mod" not in modules:  # being built (copy, unpickling)
-                raise
-            return getattr(modules["_orig_mod"], name)
-
-    def __deepcopy__(self, memo):
-        """A compiled copy of a deep copy of the module: its own graphs, captured on first call."""
-        c = self._compiled_call
-        mod = copy.deepcopy(self._orig_mod, memo)
-        return OptimizedModule(mod, _CompiledFunction(mod.__call__, c._fullgraph, c._backend, c._options,
-                                                      c._recompile_limit, c._dynamic, c._spec, mod.forward, c._label,
-                                                      c._isolate))

@@ -405,7 +405,8 @@ def fill_node(tracer, array, frame):
                 seen.append(("read by a factory into a constant", "(in the recording)"))
         return
     node = _node(tracer, value)
-    value.checked = value.checked or dtype is not float64  # (``full((2,), 1e39)`` raises: float_conditions)
+    if type(value) is TracedFloat:  # (``full((2,), 1e39)`` raises: float_conditions; a FloatInt's range is int64's)
+        value.checked = value.checked or dtype is not float64
     if dtype is not float64:
         node = tracer.graph.call_op(ToDtype, (node,), {"dtype": dtype}, dict(_SCALAR, dtype=dtype))
     meta = dict(_SCALAR, shape=array.shape, dtype=dtype)
