@@ -143,7 +143,7 @@ def test_a_whole_compiled_module_saves_and_loads_as_torchs():
     ember.save(model, buffer)
     buffer.seek(0)
     with pytest.raises(pickle.UnpicklingError,
-                       match="Unsupported global: GLOBAL ember.compiler.eval_frame.OptimizedModule"):
+                       match="Unsupported global: GLOBAL ember._dynamo.eval_frame.OptimizedModule"):
         ember.load(buffer)
     buffer.seek(0)
     loaded = ember.load(buffer, weights_only=False)

@@ -11,6 +11,7 @@ class OptimizedModule(Module):
     """What ``ember.compile(module)`` returns (``torch._dynamo.OptimizedModule``): calls go
     through the compiled ``module.__call__``; the original is ``_orig_mod`` (so state_dict keys
     carry the ``_orig_mod.`` prefix, as torch's do) and its attributes read through."""
+    __module__ = "ember._dynamo.eval_frame"  # (where torch's lives: a pickle names it so)
 
     def __init__(self, mod, compiled):
         super().__init__()
