@@ -21,9 +21,10 @@ back by ``x_[:, :10] = view``, which read the view just written as stale; a view
 now holds what was written (other views of its base are still stale). 3 graphs, no break (torch: 5
 frames, 7 breaks).
 
-Not fixed: reinforce's ``finish_episode`` recompiles per episode (the saved log-probabilities are
-new tensors), breaking at every node of their backward, 30-1000 ms an episode until the recompile
-limit (torch 2.13 cannot compile it: ``torch.tensor(deque)`` raises InternalTorchDynamoError).
+reinforce's ``finish_episode`` records again per episode (the saved log-probabilities are new
+tensors), breaking at every node of their backward; since SPLITPERF31 only twice, then eagerly
+(``test_split_perf_31.py``; torch 2.13 cannot compile it: ``torch.tensor(deque)`` raises
+InternalTorchDynamoError).
 """
 import numpy as np
 import pytest

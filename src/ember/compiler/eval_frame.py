@@ -244,6 +244,7 @@ class _CompiledFunction:
         self._recheck, self._missed = None, 0  # that call's facts, to re-read flat (recheck.rechecking)
         self._recheck_for = self._other = None  # (the _last it was made for; a graph's used in turn: (recheck, _last))
         self._split = None  # once split at its graph breaks: the callable running the pieces
+        self._gave_up = False  # (two recordings broke alike, unsplittable: eagerly from then on, _broke)
         self._plan = None  # (that callable or None, its split.Plan or why it was refused)
         functools.update_wrapper(self, fn)
         _compiled.add(self)
@@ -333,7 +334,7 @@ class _CompiledFunction:
             rechecking(self, world, args, kwargs)
             return moved(world.inputs, fn, args, kwargs)
         if family.captured() and not alike:
-            if self._warned:  # past the limit: eagerly, neither logged nor counted (no recompile)
+            if self._warned or self._gave_up:  # past the limit: eagerly, neither logged nor counted (no recompile)
                 return fn(*args, **kwargs)
             if _stance[0] == "fail_on_recompile":
                 raise RuntimeError(f"Detected recompile when torch.compile stance is "
@@ -413,8 +414,12 @@ class _CompiledFunction:
         text = "\n".join(f"graph break in {self._label}: {r}\n  at {w}" for r, w in breaks)
         _log("graph_breaks", text)
         if self._split is None:
+            # a second recording breaking where an earlier one did, unsplittable too: recording it
+            # again at each new guard only costs (torch's dynamo skips a frame it cannot compile)
+            self._gave_up = any(isinstance(e, _Broken) and e.cap.breaks[:1] == cap.breaks[:1] for e in self._entries)
             self._entries.append(_Broken(facts, cap))
-            _log("graph", f"{text}\n  (this function runs eagerly: no split, {plan})")
+            _log("graph", f"{text}\n  (this function runs eagerly{' from now on' if self._gave_up else ''}: "
+                          f"no split, {plan})")
         else:
             lines = ", ".join(map(str, sorted(set(plan.lines))))
             _log("graph", f"{text}\nsplit {self._label} at line {lines}: {plan.describe()}")
@@ -486,7 +491,7 @@ def reset():
     """Forgets every compiled function's captured graphs and the counters (``torch.compiler.reset``)."""
     for f in list(_compiled):
         f._cache.clear()
-        f._world, f._last, f._waited = None, (None, None), False
+        f._world, f._last, f._waited, f._gave_up = None, (None, None), False, False
         f._recheck, f._missed, f._split, f._plan, f._recheck_for, f._other = None, 0, None, None, None, None
     shared_cache.clear()
     counters.clear()

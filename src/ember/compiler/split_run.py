@@ -19,6 +19,7 @@ from .structure import flatten, skeleton, unflatten
 
 __all__ = ["Piece", "unsafe", "CalleeSwap", "module_call"]
 
+SMALL, REBINDS = 16, 3  # (a rebinding costs about what 20 eager ops do)
 _ATOMS = (bool, int, float, complex, str, bytes, type(None), type(Ellipsis), dtype, device)
 
 
@@ -28,7 +29,10 @@ class Piece:
     each replay too (a replay's own is an alias of it); one a replay cannot give back the same
     makes the piece run its Python function, eagerly, from then on, unless it is the ``last``
     piece, whose results are the function's (returned as a whole function's replay returns them).
-    A piece whose recording dispatched no op (Python numbers only) runs eagerly from then on too.
+    A piece whose recording dispatched no op (Python numbers only) runs eagerly from then on too,
+    and so does a small one (at most ``SMALL`` ops) whose calls rebind its graph (:mod:`.rebind`)
+    ``REBINDS`` times running: objects new at each call (the ``Categorical`` an eager statement
+    before it made), whose guards and rebinding cost more than the few ops they save.
     A ``guarded`` piece (inside a ``try`` or ``with``, binding names read after it) whose replay
     raises runs its Python function instead, and from then on, so that the exception leaves a
     frame holding what it bound (:meth:`bound`); unless a recording of it writes in place or runs
@@ -36,13 +40,13 @@ class Piece:
 
     def __init__(self, fn, compiled, log, last):
         self.fn, self.compiled, self.log, self.last = fn, compiled, log, last
-        self.eager, self.same, self.guarded = False, None, False
+        self.eager, self.same, self.guarded, self.rebinds = False, None, False, 0
 
     def __call__(self, *args):
         if self.eager:
             return self.fn(*args)
         compiled = self.compiled
-        n = len(compiled._entries)
+        n, known = len(compiled._entries), set(map(id, compiled._entries))
         try:
             results = compiled(*args)
         except BaseException as error:
@@ -67,7 +71,11 @@ class Piece:
             elif why is None and getattr(compiled._entries[-1], "cap", None) is not None:
                 results = _as_replayed(results, same, compiled._entries[-1].cap)
             self.same = same
-        elif self.same:
+        if self._rebinding(known):
+            self.eager = True
+            self.log(f"{compiled._label} runs eagerly from now on: its calls rebind its graph of at most "
+                     f"{SMALL} ops to new objects ({REBINDS} running)")
+        if len(compiled._entries) == n and self.same:
             flat, tensors = flatten(results), flatten(args)
             for j, source in self.same:
                 want = tensors[source] if type(source) is int else source
@@ -80,6 +88,16 @@ class Piece:
             results = unflatten(skeleton(results), iter(flat))
         return results
 
+
+    def _rebinding(self, known):
+        """Whether the call just made rebound the piece's graph (a new entry, not one of
+        ``known``) ``REBINDS`` times running, its graph holding at most ``SMALL`` ops."""
+        last = self.compiled._last[1]
+        if not getattr(last, "rebound", False) or id(last) in known:
+            self.rebinds = 0
+            return False
+        self.rebinds += 1
+        return self.rebinds >= REBINDS and sum(node.op == "call_op" for node in last.cap.graph.nodes) <= SMALL
 
     def bound(self, error):
         """The names this piece's function had bound when ``error`` left it (its frame, found in

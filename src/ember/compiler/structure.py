@@ -2,9 +2,9 @@
 order (:func:`flatten`), the value with each replaced by a slot (:func:`skeleton`) and rebuilt
 from a replay's results (:func:`unflatten`), and the ints a captured ``while_loop`` carries
 (:class:`LoopInt`); where the user's code is (:func:`frames_below`, :func:`user_frame`)."""
+import linecache
 import os
 import sys
-import traceback
 
 import numpy as np
 
@@ -186,7 +186,12 @@ def frames_below(code):
 
 def user_frame():
     """``"file:line: code"`` of the innermost caller outside the ember package."""
-    for frame in reversed(traceback.extract_stack()[:-1]):
-        if not os.path.abspath(frame.filename).startswith(EMBER_DIR + os.sep):
-            return f"{frame.filename}:{frame.lineno}: {(frame.line or '').strip()}"
+    # (walked without traceback.extract_stack, which reads every frame's source line: a backward
+    # breaking at each of its nodes called this hundreds of times a recording)
+    frame = sys._getframe(1)
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if not os.path.abspath(filename).startswith(EMBER_DIR + os.sep):
+            return f"{filename}:{frame.f_lineno}: {linecache.getline(filename, frame.f_lineno or 0).strip()}"
+        frame = frame.f_back
     return "<ember>"
