@@ -152,3 +152,21 @@ def _norm_inputs(rng, shape):
 @pytest.mark.parametrize("kind", ["layer", "rms", "batch"])
 def test_norms_with_dynamic_true(kind):
     _sweep(_norm(kind), _norm_inputs, {"dynamic": True, "backend": "eager"}, preset=True)
+
+
+def _grad_update(lib):
+    def step(x, w):  # no backward: an update of an input's .grad (in place, then rebound)
+        x.grad.add_(1.0)
+        x.grad = x.grad * 2
+        return x * w
+    return step
+
+
+def test_a_callable_backend_s_first_call_updates_an_input_s_grad_once():
+    """The same state (:class:`~ember.compiler.dynamic_ints.State`) sets back what the first call's
+    recording wrote before a callable backend runs it again: an input's .grad was updated twice."""
+    def backend(gm, inputs):
+        return gm.forward
+    x0 = np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+    _sweep(_grad_update, lambda rng, shape: [x0, x0[0]], {"backend": backend}, preset=True,
+           shapes=[(2, 3), (2, 3)])
