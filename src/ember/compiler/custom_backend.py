@@ -104,7 +104,7 @@ def first_run(entry, cap, result, before, call):
     read is set back to ``before`` (:func:`state_before`): the tensors it wrote into (inputs,
     buffers, parameters, optimizer state) and the random stream (its ops draw what the
     recording drew), so that each write is made once, by the callable; the ``.grad`` of the
-    parameters it sets (``p.grad = g``), the state puts back too. Where that is not sound
+    parameters and inputs it sets (``p.grad = g``), the state puts back too. Where that is not sound
     the recording's results stand and the callable runs from the next call: a graph that runs
     a backward (the recording's may have freed a graph made before the call) or sets the
     ``.grad`` of another tensor, or writes into a tensor with history (its ``grad_fn`` moved by

@@ -16,7 +16,8 @@ __all__ = ["State"]
 
 
 class State:
-    """Parameters and buffers (and which tensors the modules hold), the modules' attributes, gradients, optimizer state
+    """Parameters and buffers (and which tensors the modules hold), the modules' attributes, the parameters' and inputs'
+    gradients (a probe's copy of an input keeps its own, but an input of the size it had is the real one), optimizer state
     and hyperparameters, the input and free tensors' values and gradient hooks (``x.register_hook``), the random
     stream, the floats at read paths (path_writes) and the modes' lists (:mod:`.mode_appends`): what a probe may
     change, restored before and after it."""
@@ -27,7 +28,9 @@ class State:
         self.tensors = [(t, t._data.copy()) for t in (*world.inputs, *world.free)  # (sparse: a graph break)
                         if type(t._data) is not SparseCOO and t._data.flags.writeable]
         self.versions = [t._versions[0] for t, _ in self.tensors]
-        self.params = [(p, p._data.copy(), p.grad, None if p.grad is None else p.grad._data.copy()) for p in world.params]
+        self.params = [(p, p._data.copy()) for p in world.params]
+        self.grads = [(t, t._grad) for t in {id(t): t for t in (*world.params, *world.inputs)}.values()]
+        self.grad_data = [(g, g._data.copy()) for _, g in self.grads if g is not None]
         self.optimizers = [(opt, {p: dict(s) for p, s in opt.state.items()},
                             [(v, v._data.copy()) for s in opt.state.values() for v in s.values()
                              if isinstance(v, Tensor)], [dict(g) for g in opt.param_groups])
@@ -49,13 +52,10 @@ class State:
             if len(attributes) != len(saved) or any(attributes.get(k, saved) is not v for k, v in saved.items()):
                 attributes.clear()
                 attributes.update(saved)
-        for t, data in self.tensors:
+        for t, data in (*self.tensors, *self.params, *self.grad_data):
             np.copyto(t._data, data)
-        for p, data, grad, grad_data in self.params:
-            np.copyto(p._data, data)
-            p.grad = grad
-            if grad is not None:
-                np.copyto(grad._data, grad_data)
+        for t, grad in self.grads:
+            t._grad = grad
         for opt, state, arrays, groups in self.optimizers:
             for group, saved in zip(opt.param_groups, groups):
                 group.update(saved)
