@@ -2,7 +2,12 @@
 and ``addcmul`` of integer tensors take their numbers as torch's checked conversion to the
 tensor's type (``Scalar.to<int64_t>()``): truncated (``threshold(x, -2.5, 7)`` compares with -2,
 ``addcmul(..., value=2.5)`` multiplies by 2; ember compared with -2.5 and gave a float result),
-refused beyond the type's range, NaN and inf included (ember gave int64's minimum or kept ``x``)."""
+refused beyond the type's range, NaN and inf included (ember gave int64's minimum or kept ``x``).
+An augmented assignment with a NumPy array (``x += nd``) declines it in torch: Python computes
+``x = x + nd``, a new tensor (float64), the old one (a parameter) unchanged; ember wrote in place."""
+import operator
+
+import numpy as np
 import pytest
 import torch
 
@@ -41,3 +46,28 @@ def test_addcdiv_of_integer_tensors_refuses_in_torchs_words():
     def fn(lib):
         return lib.addcdiv(lib.arange(3), lib.arange(3), lib.arange(3) + 1, value=2.0)
     assert _outcome(fn, ember) == _outcome(fn, torch)
+
+
+@pytest.mark.parametrize("op", [operator.iadd, operator.isub, operator.imul, operator.itruediv])
+@pytest.mark.parametrize("dtype, array", [("float32", np.array([0.1, 0.2, 0.3])), ("float64", np.array([0.5, 2.0, 4.0])),
+                                          ("float32", np.array(2.5)), ("int64", np.array([1, 2, 3]))])
+def test_an_augmented_assignment_with_an_array_makes_a_new_tensor_as_torch(op, dtype, array):
+    got = []
+    if op is operator.itruediv and dtype == "int64":  # (x / nd of ints: float64 in torch, NumPy's; ember float32)
+        array = array.astype(np.float64)
+    for lib in (torch, ember):
+        x = lib.tensor([1.0, -2.0, 3.0]).to(getattr(lib, dtype))
+        result = op(x, array)
+        got.append((result is x, str(result.dtype).split(".")[-1], result.tolist(), x.tolist()))
+    assert got[1] == got[0] and not got[0][0]
+
+
+def test_a_parameter_minus_an_array_is_left_as_it_was():
+    got = []
+    for lib in (torch, ember):
+        p = lib.nn.Parameter(lib.tensor([1.0, 2.0]))
+        q = p
+        with lib.no_grad():
+            q -= np.array([0.5, 0.5])
+        got.append((p.tolist(), type(q).__name__, q.tolist(), str(q.dtype)))
+    assert got[1] == got[0] == ([1.0, 2.0], "Tensor", [0.5, 1.5], "torch.float64")
