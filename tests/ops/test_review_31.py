@@ -2,7 +2,8 @@
 and ``addcmul`` of integer tensors take their numbers as torch's checked conversion to the
 tensor's type (``Scalar.to<int64_t>()``): truncated (``threshold(x, -2.5, 7)`` compares with -2,
 ``addcmul(..., value=2.5)`` multiplies by 2; ember compared with -2.5 and gave a float result),
-refused beyond the type's range, NaN and inf included (ember gave int64's minimum or kept ``x``).
+refused beyond the type's range, NaN and inf included (ember gave int64's minimum or kept ``x``); a
+matrix product's ``out=`` of another dtype is refused (ember cast into it).
 An augmented assignment with a NumPy array (``x += nd``) declines it in torch: Python computes
 ``x = x + nd``, a new tensor (float64), the old one (a parameter) unchanged; ember wrote in place."""
 import operator
@@ -71,3 +72,19 @@ def test_a_parameter_minus_an_array_is_left_as_it_was():
             q -= np.array([0.5, 0.5])
         got.append((p.tolist(), type(q).__name__, q.tolist(), str(q.dtype)))
     assert got[1] == got[0] == ([1.0, 2.0], "Tensor", [0.5, 1.5], "torch.float64")
+
+
+PRODUCTS = {"mm": lambda lib, a, b, out: lib.mm(a, b, out=out),
+            "matmul": lambda lib, a, b, out: lib.matmul(a, b, out=out),
+            "bmm": lambda lib, a, b, out: lib.bmm(a[None], b[None], out=out[None]),
+            "addmm": lambda lib, a, b, out: lib.addmm(lib.zeros(3, 4, dtype=a.dtype), a, b, out=out),
+            "mv": lambda lib, a, b, out: lib.matmul(a, b[:, 0], out=out[:, 0].contiguous())}
+
+
+@pytest.mark.parametrize("name", PRODUCTS)
+@pytest.mark.parametrize("dtype, out_dtype", [("float32", "float64"), ("float32", "float16"), ("int64", "float32")])
+def test_a_matrix_products_out_of_another_dtype_is_refused_as_torch(name, dtype, out_dtype):
+    def fn(lib):
+        a, b = lib.arange(6).reshape(3, 2).to(getattr(lib, dtype)), lib.arange(8).reshape(2, 4).to(getattr(lib, dtype))
+        return PRODUCTS[name](lib, a, b, lib.zeros(3, 4, dtype=getattr(lib, out_dtype)))
+    assert _outcome(fn, ember) == _outcome(fn, torch)
