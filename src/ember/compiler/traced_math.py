@@ -80,8 +80,8 @@ def _float_ints(name, args):
     ``sum([0.5, round(lr)])``) while recorded: ``max(round(lr), 2.5)``, ``divmod(7.0, int(lr))``,
     ``pow(1.5, round(lr))`` compare or compute with a float's own C methods, which read the int's
     digits unseen; called from the user's code, each is a use (a graph per value, not a stale one)."""
-    items = args[0] if len(args) == 1 or name in ("sum", "sorted") else args
-    items = (*items, *args[1:]) if type(items) in (list, tuple) and items is args[0] else args
+    items = args[0] if len(args) == 1 or args and name in ("sum", "sorted") else args
+    items = (*items, *args[1:]) if type(items) in (list, tuple) and items is not args else args
     return [a for a in items if type(a) is FloatInt and a.uses[0].active]
 
 
