@@ -25,6 +25,11 @@ def matmul(input, other, *, out=None):
                            f"{c_type_name(input.dtype)} != {c_type_name(other.dtype)}")
     if input.dtype is _dtype.bool:  # torch's product kernels have no bool (addr's outer does)
         raise NotImplementedError(f"\"{_bool_kernel(input.ndim, other.ndim)}\" not implemented for 'Bool'")
+    if out is not None and out.dtype is not input.dtype and input.ndim >= 2:
+        if other.ndim == 1:
+            raise RuntimeError(f"addmv input tensors must have the same dtype, but got {_type_name(out.dtype)}, "
+                               f"{_type_name(input.dtype)}, and {_type_name(other.dtype)}")
+        product_out(out, input.dtype)
     a, b = input._data.shape, other._data.shape  # (plain tuples: a Size's indexing runs Python)
     if not a or not b:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {input.ndim}D and {other.ndim}D")
@@ -135,11 +140,20 @@ class Matmul(Op):
         return ga, gb
 
 
+def product_out(out, dtype):
+    """torch's RuntimeError for a matrix product's ``out=`` of a dtype other than its operands'
+    ``dtype`` (``mm``, ``bmm``, ``addmm``, ``matmul`` of matrices): no cast, as elementwise ops do."""
+    if out is not None and out.dtype is not dtype:
+        raise RuntimeError(f"Expected out tensor to have dtype {c_type_name(dtype)}, but got "
+                           f"{c_type_name(out.dtype)} instead")
+
+
 @parsed
 def mm(input, mat2, *, out=None):
-    """2-D matrix product; RuntimeError unless both are 2-D."""
+    """2-D matrix product; RuntimeError unless both are 2-D, or for an ``out`` of another dtype."""
     if input.ndim != 2 or mat2.ndim != 2:
         raise RuntimeError(f"{'self' if input.ndim != 2 else 'mat2'} must be a matrix")
+    product_out(out, input.dtype)
     return with_out(matmul(input, mat2), out, "mm")
 
 
@@ -152,6 +166,7 @@ def bmm(input, mat2, *, out=None):
     if tuple(mat2.shape[:2]) != expected:
         raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
                            f"{list(expected)} but got: {list(mat2.shape[:2])}.")
+    product_out(out, input.dtype)
     return with_out(named(matmul(input, mat2), "BmmBackward0"), out, "bmm")
 
 
@@ -174,6 +189,7 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
     """``beta * input + alpha * (mat1 @ mat2)``; for integer tensors a float ``beta``/``alpha``
     is truncated, as PyTorch's kernel does."""
     beta, alpha = integral_scalars((input, mat1, mat2), beta, alpha)
+    product_out(out, mat1.dtype)
     return with_out(_scaled_sum(input, mm, mat1, mat2, beta, alpha, "AddmmBackward0"), out)
 
 

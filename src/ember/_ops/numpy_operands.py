@@ -13,6 +13,8 @@ import dis
 import sys
 import types
 
+from numpy import ndarray
+
 __all__ = ["operand_array", "operator_slot", "OPERATOR_CODES"]
 
 # the code of the functions only Tensor's operator slots run (``add``'s body, the reflected and
@@ -61,4 +63,19 @@ def operator_slot(name, function):
         copy.__qualname__ = f"Tensor.{name}"
         function = copy
     OPERATOR_CODES.add(function.__code__)
+    if name.startswith("__i") and name != "__invert__":
+        return _declining_arrays(name, function)
     return function
+
+
+def _declining_arrays(name, in_place):
+    """The augmented assignment slot ``name`` (``__iadd__``) running ``in_place`` but declining a
+    NumPy array (NotImplemented), as torch's does: Python then computes ``x = x + nd``, a new
+    tensor (float64 for a float32 ``x`` and a float64 array), ``x``'s old tensor unchanged
+    (``p -= nd`` leaves a parameter as it was)."""
+    def slot(self, other):
+        if isinstance(other, ndarray):
+            return NotImplemented
+        return in_place(self, other)
+    slot.__name__, slot.__qualname__, slot.__doc__ = name, f"Tensor.{name}", in_place.__doc__
+    return slot

@@ -197,6 +197,8 @@ def addcmul(input, tensor1, tensor2, *args, value=1, out=None):
         # torch's CPU kernel: one fused multiply-add, fma(value * tensor1, tensor2, input)
         input, tensor1, tensor2 = (t if t.dtype is dtype else t.to(dtype) for t in (input, tensor1, tensor2))
         return with_out(apply(Addcmul, input, tensor1, tensor2, value=value), out)
+    if not dtype.is_inexact and dtype is not _dtype.bool:
+        value = integer_number(value, dtype)  # (2.5 is 2 for int64 tensors, as torch's kernel takes it)
     prod = tensor1 * tensor2
     return with_out(named(input + (prod if value == 1 else prod * value), "AddcmulBackward0"), out)
 
@@ -225,8 +227,12 @@ def addcdiv(input, tensor1, tensor2, *args, value=1, out=None):
     value, tensor1, tensor2 = _addc_args("addcdiv", tensor1, tensor2, args, value)
     _check_float_number(value, input.dtype)
     if not tensor1.dtype.is_inexact and not tensor2.dtype.is_inexact:
-        raise RuntimeError("Integer division with addcdiv is no longer supported, and in a future "
-                           "release addcdiv will perform a true division of tensor1 and tensor2.")
+        raise RuntimeError("Integer division with addcdiv is no longer supported, and in a future  "
+                           "release addcdiv will perform a true division of tensor1 and tensor2. The historic addcdiv "
+                           "behavior can be implemented as (input + value * torch.trunc(tensor1 / tensor2)).to(input.dtype) "
+                           "for integer inputs and as (input + value * tensor1 / tensor2) for float inputs. The future "
+                           "addcdiv behavior is just the latter implementation: (input + value * tensor1 / tensor2), "
+                           "for all dtypes.")
     dtype = _dtype.result_type(input, tensor1, tensor2)
     if dtype in (_dtype.float16, _dtype.bfloat16):  # torch's kernel computes in float32, rounds once
         input, tensor1, tensor2 = (t.to(_dtype.float32) for t in (input, tensor1, tensor2))
@@ -242,6 +248,19 @@ def _check_float_number(number, dtype):
     if isinstance(number, (int, float)) and dtype in (_dtype.float32, _dtype.float16, _dtype.bfloat16):
         # (a float read as a plain one: a compiled function's guard tells a float beyond float32's range apart)
         real_if_fits(float.__float__(number) if isinstance(number, float) else number, _dtype.float32)
+
+
+def integer_number(number, dtype):
+    """A real ``number`` as torch's checked conversion to integer ``dtype`` (``Scalar.to<int64_t>()``)
+    gives it to a kernel (``addcmul``'s value, ``threshold``'s bounds for integer tensors): a Python
+    int, a float truncated (-2.5 is -2), a negative int wrapped for uint8; RuntimeError
+    "value cannot be converted to type int64_t without overflow" beyond the type's range, NaN and
+    inf included, OverflowError for an int beyond int64's (:func:`~ember._creation.real_if_fits`)."""
+    number = real_if_fits(number, dtype)
+    if isinstance(number, (float, np.floating)):
+        with np.errstate(invalid="ignore"):  # (2.0**63 passes torch's check as a double and wraps, as C's cast)
+            return int(np.array(number, np.float64).astype(dtype.np))
+    return int(number)
 
 
 def _addc_args(name, tensor1, tensor2, args, value):

@@ -495,7 +495,7 @@ def float_capture(run, args, kwargs, world, positions, fn=None, reads=()):
         uses[k].active = True
     put = traced_reads(reads, fn, args, kwargs, len(arguments), uses, world)
     TRACING.append(uses)
-    patched, swapped = patch_math(), len(SWAPPED)  # (``math.sqrt(lr)`` traced too)
+    patched, swapped, reads = patch_math(), len(SWAPPED), patch_minmax()  # (``math.sqrt(lr)`` traced too)
     swap_codes((fn,) if fn is not None else ())
     made = []  # (the floats made: Python's computations checked by the guards, float_conditions)
     try:
@@ -513,7 +513,7 @@ def float_capture(run, args, kwargs, world, positions, fn=None, reads=()):
         restore_reads(put, fn, args, kwargs, world)
         TRACING.remove(uses)
         restore_codes(swapped)
-        unpatch_math(patched)
+        unpatch_math(patched), unpatch_math(reads, builtins)
         made += _floats_made()
         for seen in uses.values():
             seen.active = False

@@ -50,11 +50,20 @@ def _mask(meta):
     return dict(meta, dtype=_dtype.bool, requires_grad=False)
 
 
+def _taken(tracer, mask, x, meta, taken=True):
+    """``x`` where ``mask`` is ``taken``, else 0: the operand of a branch's ``exp``/``expm1``
+    where the final ``where`` takes that branch, so that the graph's own gradient (the eager
+    backend differentiates its nodes) has no ``0 * inf`` (NaN) from the branch not taken
+    (``softplus(x, 3.0)`` at x = 30, ``elu(x, lr)`` at x = 100); the values taken are unchanged."""
+    return _call(tracer, Where, (mask, x, 0.0) if taken else (mask, 0.0, x), meta)
+
+
 def _elu(tracer, x, attrs, meta):
     """``elu(x, alpha)`` (``celu``: its ``input_scale`` too; ``scale`` 1) as eager computes it:
     ``x < 0 ? expm1(x * input_scale) * alpha : x``."""
     below = _call(tracer, Lt, (x, 0), _mask(meta))
-    scaled = x if "input_scale" not in attrs else _call(tracer, Mul, (x, attrs["input_scale"]), meta)
+    x_below = _taken(tracer, below, x, meta)
+    scaled = x_below if "input_scale" not in attrs else _call(tracer, Mul, (x_below, attrs["input_scale"]), meta)
     negative = _call(tracer, Mul, (_call(tracer, Expm1, (scaled,), meta), attrs.get("alpha", 1.0)), meta)
     return Where, [below, negative, x], {}
 
@@ -98,8 +107,10 @@ def _softplus(tracer, x, attrs, meta):
     log1p(exp(x * beta)) / beta`` (inf where ``exp`` overflows, as torch's)."""
     beta, threshold = attrs.get("beta", 1.0), attrs.get("threshold", 20.0)
     bx = _call(tracer, Mul, (x, beta), meta)
-    soft = _call(tracer, Div, (_call(tracer, Log1p, (_call(tracer, Exp, (bx,), meta),), meta), beta), meta)
-    return Where, [_call(tracer, Gt, (bx, threshold), _mask(meta)), x, soft], {}
+    above = _call(tracer, Gt, (bx, threshold), _mask(meta))
+    z = _call(tracer, Exp, (_taken(tracer, above, bx, meta, taken=False),), meta)
+    soft = _call(tracer, Div, (_call(tracer, Log1p, (z,), meta), beta), meta)
+    return Where, [above, x, soft], {}
 
 
 def _softplus_backward(tracer, g, attrs, meta, x):
@@ -107,9 +118,10 @@ def _softplus_backward(tracer, g, attrs, meta, x):
     g : g * z / (z + 1)``, ``z = exp(x * beta)`` (nan where ``z`` overflows, as torch's)."""
     beta, threshold = attrs.get("beta", 1.0), attrs.get("threshold", 20.0)
     bx = _call(tracer, Mul, (x, beta), meta)
-    z = _call(tracer, Exp, (bx,), meta)
+    above = _call(tracer, Gt, (bx, threshold), _mask(meta))
+    z = _call(tracer, Exp, (_taken(tracer, above, bx, meta, taken=False),), meta)
     soft = _call(tracer, Div, (_call(tracer, Mul, (g, z), meta), _call(tracer, Add, (z, 1), meta)), meta)
-    return Where, [_call(tracer, Gt, (bx, threshold), _mask(meta)), g, soft], {}
+    return Where, [above, g, soft], {}
 
 
 # the ops whose float attributes (ATTRIBUTE_INPUTS) become nodes of other ops (given the op's first

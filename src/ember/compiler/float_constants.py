@@ -136,6 +136,7 @@ class _TracingInt:
     """The built-in ``int`` as a rewritten code calls it (:func:`_rewritten`): ``int(lr)`` of a
     traced float is ``math.trunc(lr)`` (the same int, the same errors for nan and inf), which
     Python computes at each call of the graph; any other call is ``int``'s."""
+    makes_int = True  # (traced_reads._to_int: ``7.0 // int(lr)``, a float's operator, is a use of lr)
 
     def __call__(self, *args, **kwargs):
         if len(args) == 1 and not kwargs and type(args[0]) is TracedFloat:

@@ -9,7 +9,7 @@ import math
 from .patches import patch, unpatch
 from .structure import user_frame
 from .symbolic import Expr, minimum
-from .traced_ints import MINMAX, TracedFloat, TracedInt, _from_user
+from .traced_ints import MINMAX, FloatInt, TracedFloat, TracedInt, _from_user
 
 __all__ = ["MATH", "patch_math", "unpatch_math", "patch_minmax"]
 
@@ -67,14 +67,44 @@ def _traced_minmax(name, original):
                         "__gt__", 0, v - value > 0, e - expr)
                 expr, value = made, original(value, v)
             return TracedInt(value, uses, expr)
+        found = _float_ints(name, args)  # (``max(round(lr), 2.5)``)
+        if found and _from_user():
+            _note_uses(name, found)
         return original(*args, **kwargs)
     traced.__name__, traced.__doc__ = name, original.__doc__
     return traced
 
 
+def _float_ints(name, args):
+    """The :class:`FloatInt` among a built-in's arguments (or the items of its one list or tuple:
+    ``sum([0.5, round(lr)])``) while recorded: ``max(round(lr), 2.5)``, ``divmod(7.0, int(lr))``,
+    ``pow(1.5, round(lr))`` compare or compute with a float's own C methods, which read the int's
+    digits unseen; called from the user's code, each is a use (a graph per value, not a stale one)."""
+    items = args[0] if len(args) == 1 or args and name in ("sum", "sorted") else args
+    items = (*items, *args[1:]) if type(items) in (list, tuple) and items is not args else args
+    return [a for a in items if type(a) is FloatInt and a.uses[0].active]
+
+
+def _note_uses(name, found):
+    for seen in {id(u): u for a in found for u in a.uses}.values():
+        seen.append((name, user_frame()))
+
+
+def _noting_read(name, original):
+    def noting(*args, **kwargs):
+        found = _float_ints(name, args)
+        if found and _from_user():
+            _note_uses(name, found)
+        return original(*args, **kwargs)
+    noting.__name__, noting.__doc__ = name, original.__doc__
+    return noting
+
+
 def patch_minmax():
     """Puts tracing versions of the built-in ``min`` and ``max`` into :mod:`builtins` while int
-    arguments are traced: ``min(k, 8)``, ``max(k, j)`` of traced ints and ints, called from the
-    user's code, is a traced int (torch's ``sym_min``), not two comparisons; returns what
-    :func:`unpatch_math` puts back (with ``module=builtins``)."""
-    return patch(builtins, ("min", "max"), _traced_minmax)
+    or float arguments are traced: ``min(k, 8)``, ``max(k, j)`` of traced ints and ints, called from the
+    user's code, is a traced int (torch's ``sym_min``), not two comparisons; and versions of
+    ``divmod``, ``pow``, ``sum`` and ``sorted`` noting a use of an int of a traced float they
+    are given (:func:`_float_ints`); returns what :func:`unpatch_math` puts back (with ``module=builtins``)."""
+    return {**patch(builtins, ("min", "max"), _traced_minmax),
+            **patch(builtins, ("divmod", "pow", "sum", "sorted"), _noting_read)}

@@ -255,9 +255,11 @@ _NAMES = ("LOAD_FAST", "LOAD_DEREF", "LOAD_GLOBAL", "LOAD_NAME")
 
 
 def _to_int(span):
-    """Whether the instructions ``span`` may make an int of a float (``round(lr)``, ``math.floor(lr)``)."""
-    return any(i.argval in ("round", "floor", "ceil", "trunc") for i in span
-               if i.opname in ("LOAD_GLOBAL", "LOAD_NAME", "LOAD_ATTR", "LOAD_METHOD"))
+    """Whether the instructions ``span`` may make an int of a float (``round(lr)``, ``math.floor(lr)``,
+    ``int(lr)``: its load rewritten to a constant, ``float_constants.TRACING_INT``)."""
+    return any(i.argval in ("round", "floor", "ceil", "trunc", "int") if i.opname in (
+        "LOAD_GLOBAL", "LOAD_NAME", "LOAD_ATTR", "LOAD_METHOD") else i.opname == "LOAD_CONST" and getattr(
+        i.argval, "makes_int", False) is True for i in span)
 
 
 _FLOATS = (float, complex, np.floating, np.complexfloating)

@@ -11,6 +11,7 @@ import numpy as np
 
 from ... import _distributions, _dtype
 from ..._creation import as_tensor, check_narrow, real_if_fits
+from ..._ops.pointwise_float import integer_number
 from ..._ops.pointwise_unary import Relu, SoftplusForward, sigmoid, tanh
 from ..._ops.softmax import log_softmax as _log_softmax, softmax as _softmax
 from ..._ops.nn import (Elu, Gelu, HardsigmoidForward, HardswishForward, HardtanhForward, LeakyRelu,
@@ -270,13 +271,16 @@ def softshrink(input, lambd=0.5):
 def _threshold(input, threshold, value, inplace=False):
     """``input`` where ``input > threshold``, else ``value``. RuntimeError where torch converts
     a number checked: ``value`` beyond the input's float range, ``threshold`` beyond float32's
-    (for float32, float16 and bfloat16 inputs, which compare in float32); NotImplementedError for bool."""
+    (for float32, float16 and bfloat16 inputs, which compare in float32), either beyond an integer
+    input's type (then truncated, as torch's); NotImplementedError for bool."""
     if input.dtype is _dtype.bool:
         raise NotImplementedError("\"threshold_cpu\" not implemented for 'Bool'")
     if input.dtype in (_dtype.float32, _dtype.float16, _dtype.bfloat16):
         real_if_fits(value, input.dtype)  # (float32's range)
         check_narrow(value, input.dtype)  # (float16's, bfloat16's)
         real_if_fits(threshold, _dtype.float32)
+    elif not input.dtype.is_inexact:  # (both converted checked to the integer type: -2.5 is -2)
+        threshold, value = integer_number(threshold, input.dtype), integer_number(value, input.dtype)
     return unary(ThresholdForward, input, inplace, threshold=threshold, value=value)
 
 
