@@ -35,7 +35,8 @@ def cond(pred, true_fn, false_fn, operands=()):
         UncapturedHigherOrderOpError (a RuntimeError): with a tensor ``pred``, the branches
             return different structures, shapes or dtypes (the message names the first
             difference; torch 2.13 allows shapes to differ, the issue's 2.14 contract does
-            not); a branch writes into an operand (also eagerly, as torch).
+            not); a branch writes into an operand or takes an optimizer's step (also eagerly,
+            as torch).
 
     Source: https://pytorch.org/docs/stable/generated/torch.cond.html
     """

@@ -12,6 +12,7 @@ from ..autograd.function import Function
 from ..autograd.grad_mode import no_grad
 from ..compiler.capture import flatten, skeleton, unflatten
 from ..compiler.exc import UncapturedHigherOrderOpError
+from ..compiler.hop import refuse_step
 
 __all__ = ["flatten", "skeleton", "unflatten", "check_same_meta", "as_tuple_of_operands", "call_unmutated",
            "reads_once", "function_key", "with_zero_grads"]
@@ -29,12 +30,28 @@ def call_unmutated(fn, operands, what):
     operands' tensors: torch refuses that eagerly too (its eager call traces the branch)."""
     tensors = [t for t in flatten(operands) if isinstance(t, Tensor)]
     versions = [t._versions[0] for t in tensors]
-    out = fn(*operands)
+    steps = _Steps()
+    _core.OBSERVERS.append(steps)
+    try:
+        out = fn(*operands)
+    finally:
+        _core.OBSERVERS.remove(steps)
     for i, (t, v) in enumerate(zip(tensors, versions)):
         if t._versions[0] != v:
             raise UncapturedHigherOrderOpError(f"{what} wrote into its input (operand tensor {i}): "
                                                f"control-flow operators do not support input mutation")
     return out
+
+
+class _Steps(_core.Observer):
+    """Refuses an optimizer's step inside a control-flow operator's function (:func:`.hop.refuse_step`)."""
+
+    def __init__(self):
+        self.thread = threading.get_ident()
+
+    def op_enter(self, op, inputs, attrs):
+        if threading.get_ident() == self.thread:
+            refuse_step(op)
 
 
 def check_same_meta(first, second, what, exc=RuntimeError):

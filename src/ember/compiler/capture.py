@@ -174,7 +174,7 @@ class Tracer(_core.Observer):
         args = tuple(self.arg(x, dtype) for x in inputs)
         inplace = attrs.get("inplace") and getattr(op, "mutates", None)
         if getattr(op, "hyperparameters", None):  # (first: a number written into the group is no float use)
-            breaks, args = len(self.breaks), self.hyperparameter_inputs(op, inputs, args)
+            breaks, args = len(self.breaks), hyperparameter_inputs(self, op, inputs, args)
             if len(self.breaks) > breaks:  # (the update runs between two pieces: the next reads its results)
                 return
         if TRACING.value:
@@ -195,8 +195,6 @@ class Tracer(_core.Observer):
         if inplace:  # (the recorded op's mutates: float_nodes may record another op)
             for i, result in zip([i for i in inplace if inputs[i] is not None], output):
                 self.op_write(inputs[i], result)
-
-    hyperparameter_inputs = hyperparameter_inputs  # (group_replay's; hop.py's tracer breaks instead)
 
     def group_of(self, t):
         """``(optimizer, group index)`` holding parameter ``t`` (or the one it views as real), or None."""

@@ -42,7 +42,7 @@ from .capture import Tracer, _meta, flatten
 from .exc import TorchDynamoException, UncapturedHigherOrderOpError
 from .graph import bind_subgraphs
 
-__all__ = ["HigherOrderOp", "Traced", "tracer", "trace", "add_node", "captured", "untraced", "branch_vjp", "vjp_of"]
+__all__ = ["HigherOrderOp", "Traced", "refuse_step", "tracer", "trace", "add_node", "captured", "untraced", "branch_vjp", "vjp_of"]
 
 
 class HigherOrderOp:
@@ -160,12 +160,23 @@ class _SubTracer(Tracer):
             return super().node_enter(node)
         self.graph_break("backward run inside a control-flow operator's function")
 
-    def hyperparameter_inputs(self, op, inputs, args):
-        self.graph_break(f"{op.name} (an optimizer's step) inside a control-flow operator's function")
-        return args
+    def op_enter(self, op, inputs, attrs):
+        refuse_step(op)
+        return super().op_enter(op, inputs, attrs)
 
     def graph_break(self, reason):
         self.outer.graph_break(reason)
+
+
+def refuse_step(op):
+    """Raises torch's UncapturedHigherOrderOpError where ``op`` is an optimizer's update (its
+    ``hyperparameters``), before it writes: every branch of an operator runs (traced here; eagerly,
+    the one not taken on copies for its reads), so the step would be taken in the branch not taken."""
+    if getattr(op, "hyperparameters", None):
+        raise UncapturedHigherOrderOpError(
+            "This higher order operator doesn't work unless it is captured completely with torch.compile. "
+            f"Got graph break/error: {op.name} (an optimizer's step) writes into the parameters inside a "
+            "control-flow operator's function")
 
 
 class Traced:
