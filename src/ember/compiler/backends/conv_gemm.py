@@ -228,7 +228,7 @@ def _functions(t):
         "}",
         # ConvTranspose (see the module's docstring): position-major windows, col2im channels-last.
         f"void {f.format('transpose')}(const em_im2col_args* restrict a) {{",
-        *sizes,
+        "    const long p = a->oh*a->ow, k = a->cig*a->kh*a->kw, ld = a->per*p;",
         "    const long c = a->c, h = a->h, w = a->w, cig = a->cig, groups = a->groups, kh = a->kh, kw = a->kw;",
         "    const long cx = a->gc, cxg = cx/groups, window = kh*kw, width = groups*k, ow = a->ow;",
         f"    const {t}* restrict wt = a->wt;",
