@@ -28,6 +28,11 @@ def _numbers(*values):
     return tuple(map(float, values))
 
 
+def _given_mutated(cls, *inputs, **attrs):
+    """The shape rule of an update whose results are its ``mutates`` inputs that are given (not None)."""
+    return tuple((tuple(inputs[i].shape), inputs[i].dtype) for i in cls.mutates if inputs[i] is not None)
+
+
 def _fresh(inplace, *arrays):
     return arrays if inplace else tuple(None if a is None else namespace(a).array(a) for a in arrays)
 
@@ -83,9 +88,7 @@ class AdamUpdate(Op):
     mutates = (0, 2, 3, 4, 5)
     hyperparameters = ("lr", "beta1", "beta2", "eps", "weight_decay")
 
-    @classmethod
-    def infer(cls, param, grad, m, v, step, max_v, *hyperparameters, **attrs):
-        return tuple((tuple(t.shape), t.dtype) for t in (param, m, v, step, max_v) if t is not None)
+    infer = classmethod(_given_mutated)
 
     @staticmethod
     def forward(param, grad, m, v, step, max_v, lr, beta1, beta2, eps, weight_decay, *,
@@ -136,9 +139,7 @@ class RmspropUpdate(Op):
     mutates = (0, 2, 3, 4, 5)
     hyperparameters = ("lr", "alpha", "eps", "weight_decay", "momentum")
 
-    @classmethod
-    def infer(cls, param, grad, square_avg, step, buf, grad_avg, *hyperparameters, **attrs):
-        return tuple((tuple(t.shape), t.dtype) for t in (param, square_avg, step, buf, grad_avg) if t is not None)
+    infer = classmethod(_given_mutated)
 
     @staticmethod
     def forward(param, grad, square_avg, step, buf, grad_avg, lr, alpha, eps, weight_decay, momentum, *,
@@ -177,9 +178,7 @@ class AdagradUpdate(Op):
     mutates = (0, 2, 3)
     hyperparameters = ("lr", "lr_decay", "weight_decay", "eps")
 
-    @classmethod
-    def infer(cls, param, grad, state_sum, step, *hyperparameters, **attrs):
-        return tuple((tuple(t.shape), t.dtype) for t in (param, state_sum, step))
+    infer = classmethod(_given_mutated)
 
     @staticmethod
     def forward(param, grad, state_sum, step, lr, lr_decay, weight_decay, eps, *, maximize, inplace=False):
