@@ -28,22 +28,28 @@ def _numbers(*values):
     return tuple(map(float, values))
 
 
-def _given_mutated(cls, *inputs, **attrs):
-    """The shape rule of an update whose results are its ``mutates`` inputs that are given (not None)."""
-    return tuple((tuple(inputs[i].shape), inputs[i].dtype) for i in cls.mutates if inputs[i] is not None)
+class _Update:
+    """What every update entry shares (a mixin, not an :class:`Op`: an Op subclass is registered as
+    an entry of its own): no type promotion, no derivative, no saved inputs, and, unless the entry
+    has its own, the shape rule of an update whose results are its ``mutates`` inputs that are
+    given (not None)."""
+    promote = None
+    differentiable = False
+    save_inputs = False
+
+    @classmethod
+    def infer(cls, *inputs, **attrs):
+        return tuple((tuple(inputs[i].shape), inputs[i].dtype) for i in cls.mutates if inputs[i] is not None)
 
 
 def _fresh(inplace, *arrays):
     return arrays if inplace else tuple(None if a is None else namespace(a).array(a) for a in arrays)
 
 
-class SgdUpdate(Op):
+class SgdUpdate(_Update, Op):
     """``(param, grad, momentum_buffer or None, lr, momentum, dampening, weight_decay) ->
     (param', momentum_buffer')`` (the buffer only when ``momentum != 0``; a new one when none is
     given); :class:`ember.optim.SGD`'s equations."""
-    promote = None
-    differentiable = False
-    save_inputs = False
     mutates = (0, 2)
     hyperparameters = ("lr", "momentum", "dampening", "weight_decay")
 
@@ -77,18 +83,14 @@ class SgdUpdate(Op):
         # course:end 06/sgd-update
 
 
-class AdamUpdate(Op):
+class AdamUpdate(_Update, Op):
     """``(param, grad, exp_avg, exp_avg_sq, step, max_exp_avg_sq or None, lr, beta1, beta2, eps,
     weight_decay) -> (param, exp_avg, exp_avg_sq, step[, max_exp_avg_sq]), updated``;
     :class:`ember.optim.Adam`'s equations (AdamW with ``decoupled_weight_decay``). ``step`` is
     the 0-d step counter, so the bias corrections follow it without recompiling."""
-    promote = None
-    differentiable = False
-    save_inputs = False
     mutates = (0, 2, 3, 4, 5)
     hyperparameters = ("lr", "beta1", "beta2", "eps", "weight_decay")
 
-    infer = classmethod(_given_mutated)
 
     @staticmethod
     def forward(param, grad, m, v, step, max_v, lr, beta1, beta2, eps, weight_decay, *,
@@ -128,18 +130,14 @@ class AdamUpdate(Op):
         # course:end 06/adam-update
 
 
-class RmspropUpdate(Op):
+class RmspropUpdate(_Update, Op):
     """``(param, grad, square_avg, step, momentum_buffer or None, grad_avg or None, lr, alpha,
     eps, weight_decay, momentum) -> (param, square_avg, step[, momentum_buffer][, grad_avg])``,
     updated (the buffer where given: momentum > 0; grad_avg: ``centered``);
     :class:`ember.optim.RMSprop`'s equations."""
-    promote = None
-    differentiable = False
-    save_inputs = False
     mutates = (0, 2, 3, 4, 5)
     hyperparameters = ("lr", "alpha", "eps", "weight_decay", "momentum")
 
-    infer = classmethod(_given_mutated)
 
     @staticmethod
     def forward(param, grad, square_avg, step, buf, grad_avg, lr, alpha, eps, weight_decay, momentum, *,
@@ -168,17 +166,13 @@ class RmspropUpdate(Op):
         return tuple(t for t in (param, square_avg, step, buf, grad_avg) if t is not None)
 
 
-class AdagradUpdate(Op):
+class AdagradUpdate(_Update, Op):
     """``(param, grad, sum, step, lr, lr_decay, weight_decay, eps) -> (param, sum, step)``,
     updated; :class:`ember.optim.Adagrad`'s equations (its learning rate decays with the 0-d
     step count, read at each call)."""
-    promote = None
-    differentiable = False
-    save_inputs = False
     mutates = (0, 2, 3)
     hyperparameters = ("lr", "lr_decay", "weight_decay", "eps")
 
-    infer = classmethod(_given_mutated)
 
     @staticmethod
     def forward(param, grad, state_sum, step, lr, lr_decay, weight_decay, eps, *, maximize, inplace=False):
