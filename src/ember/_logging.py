@@ -1,7 +1,11 @@
 """Which of ember's compile logs print (``torch._logging``): ``EMBER_LOGS`` (comma-separated
 names, like ``TORCH_LOGS``) or :func:`set_logs` from Python. The logs ember has: ``graph_code``
 (``graph``: each captured graph), ``graph_breaks``, ``guards``, ``recompiles``, ``dynamic``,
-``output_code`` (the generated C), ``autotuning`` and ``complex``; each prints to stderr."""
+``output_code`` (the generated C), ``autotuning`` and ``complex``; each prints to stderr.
+``EMBER_LOGS`` takes torch's names too (``graph_code``, ``kernel_code``, ``all``; ``+``/``-``
+verbosity prefixes), and a name neither has raises torch's ValueError, as a mistyped
+``TORCH_LOGS`` does (a typo printed nothing before session 32)."""
+import functools
 import os
 
 __all__ = ["set_logs", "log_enabled"]
@@ -22,8 +26,27 @@ _set_in_python = set()
 
 
 def log_enabled(name):
-    """Whether ember's log ``name`` prints: named in ``EMBER_LOGS`` or turned on by :func:`set_logs`."""
-    return name in _set_in_python or name in {s.strip().lstrip("+") for s in os.environ.get("EMBER_LOGS", "").split(",")}
+    """Whether ember's log ``name`` prints: named in ``EMBER_LOGS`` or turned on by :func:`set_logs`.
+
+    Raises:
+        ValueError: ``EMBER_LOGS`` names a log that is neither ember's nor torch's (torch's
+            message for ``TORCH_LOGS``, listing the valid settings).
+    """
+    return name in _set_in_python or name in _from_env(os.environ.get("EMBER_LOGS", ""))
+
+
+@functools.lru_cache(maxsize=8)
+def _from_env(setting):
+    """The set of ember's logs that the ``EMBER_LOGS`` value ``setting`` turns on."""
+    names = [s.strip().lstrip("+-") for s in setting.split(",")]
+    names = [n for n in names if n]
+    if any(n not in _TORCH_NAMES and n not in _EMBER_LOGS and not n.startswith(("torch.", "ember.")) for n in names):
+        raise ValueError(f"\nInvalid log settings: {setting}, must be a comma separated list of registered log "
+                         f"names (EMBER_LOGS, as torch's TORCH_LOGS).\nValid settings:\n"
+                         f"{', '.join(sorted(_TORCH_NAMES | _EMBER_LOGS))}\n")
+    if "all" in names:
+        return frozenset(_EMBER_LOGS)
+    return frozenset(_ALIASES.get(n, n) for n in names)
 
 
 def set_logs(**kwargs):

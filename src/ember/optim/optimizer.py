@@ -327,6 +327,9 @@ class Optimizer:
             with enable_grad():
                 loss = closure()
         states = self.state
+        if OBSERVERS and type(self)._step_param is Optimizer._step_param and \
+                any(p.grad is not None for group in self.param_groups for p in group["params"]):
+            _array_updates_break(self)  # once a step, as torch's one break (it was one a parameter)
         with no_grad():
             for group in self.param_groups:
                 group = _with_numbers(group)
@@ -356,12 +359,7 @@ class Optimizer:
 
     def _step_param(self, p, state, group):
         """Updates ``p`` from ``p.grad``: through an update op (SGD, Adam, RMSprop, Adagrad), or by default through
-        ``_update`` on the arrays."""
-        if OBSERVERS:  # arithmetic on arrays is invisible to a compiled step's recording
-            for observer in tuple(OBSERVERS):
-                if hasattr(observer, "graph_break"):
-                    observer.graph_break(f"{type(self).__name__}.step updates the parameters outside ember's "
-                                         f"ops (of the optimizers, SGD, Adam, AdamW, RMSprop and Adagrad have update ops)")
+        ``_update`` on the arrays (a graph break of a compiled step's recording, noted by ``step``)."""
         grad = p.grad._data
         self._update(p._data, -grad if group.get("maximize", False) else grad, state, group)
         p._versions[0] += 1
@@ -517,3 +515,12 @@ def _full(param, value):
     ``param``, ``value`` in both parts (``value + value j``, as torch starts each part's state)."""
     value = complex(value, value) if param.dtype.is_complex else value
     return Tensor._make(namespace(param._data).full_like(param._data, value))
+
+
+def _array_updates_break(optimizer):
+    """Tells a compiled step's recording that ``optimizer.step`` updates the parameters on their
+    arrays, which no recording sees: a graph break (one a step; the step runs eagerly)."""
+    for observer in tuple(OBSERVERS):
+        if hasattr(observer, "graph_break"):
+            observer.graph_break(f"{type(optimizer).__name__}.step updates the parameters outside ember's "
+                                 f"ops (of the optimizers, SGD, Adam, AdamW, RMSprop and Adagrad have update ops)")

@@ -41,7 +41,7 @@ def compile_graph(graph, options=None):
     C, :mod:`.background`; not with ``max_autotune``, whose timings want the machine). Complex
     values are computed as real and imaginary parts (:mod:`ember.compiler.complex_decompose`;
     ``fn.complex_counts`` says what it did). A float32 GELU gradient whose forward the graph
-    holds is computed in the forward's loop (:mod:`.gelu_gradient`). A graph with
+    holds is computed in the forward's loop of the C (:mod:`.gelu_gradient`). A graph with
     size symbols (dynamic shapes) compiles once for all sizes: ``fn(arrays, sizes)`` (``sizes``:
     {symbol: int}); one with control flow as well runs as generated Python. Never raises for a missing or failing
     compiler: the Python backend runs instead, with a RuntimeWarning (once per process for a
@@ -49,7 +49,7 @@ def compile_graph(graph, options=None):
     """
     options = dict(options or {})
     graph = decompose_complex(graph, log_enabled("complex"))
-    fn = _compile(gelu_gradient_in_forward(graph), options)
+    fn = _compile(graph, options)
     # what the complex decomposition did, for counters["complex"] (eval_frame counts it)
     fn.complex_counts = getattr(graph, "complex_counts", {})
     return fn
@@ -70,10 +70,13 @@ def _compile(graph, options):
         _warn_once("no-compiler", "ember.compile: no C compiler found ($CC, cc, gcc, clang or the "
                    "ziglang wheel: pip install ember[compile]); running generated Python instead")
         return compile_python(graph)
+    # a pass for the C alone: its GeluBackward(1.0, x, None) fuses into the forward's loop; the
+    # Python backend runs the graph as captured (its kernels take arrays, not the constant 1.0)
+    c_graph = gelu_gradient_in_forward(graph)
     if options.get("async_compile") and not options.get("max_autotune"):
-        return compile_in_background(graph, options, compiler)
+        return compile_in_background(graph, options, compiler, c_graph)
     try:
-        return compile_c(graph, options, compiler)
+        return compile_c(c_graph, options, compiler)
     except toolchain.CompileError as e:
         warnings.warn(f"ember.compile: compiling the generated C failed (log: {e.log}); "
                       f"running generated Python instead", RuntimeWarning, stacklevel=caller_level())

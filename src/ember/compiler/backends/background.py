@@ -38,22 +38,26 @@ _exiting = []  # [True] at exit: the worker ends when nothing waits
 _PENDING, _SWITCHED = object(), object()
 
 
-def compile_in_background(graph, options, compiler):
+def compile_in_background(graph, options, compiler, c_graph=None):
     """``graph``'s runner: its cached C library when there is one, else a
-    :class:`BackgroundBuild` (generated Python until the C is built)."""
-    return cached_c(graph, options, compiler) or BackgroundBuild(graph, options, compiler)
+    :class:`BackgroundBuild` (generated Python until the C is built). ``c_graph``: what the C
+    compiles, ``graph`` after the C backend's own passes (``graph`` itself by default)."""
+    c_graph = graph if c_graph is None else c_graph
+    return cached_c(c_graph, options, compiler) or BackgroundBuild(graph, options, compiler, c_graph)
 
 
 class BackgroundBuild:
     """Runs ``graph`` as generated Python until a background thread has built its C, then the
     C. ``backend``: "python" or "c", what the next call runs; ``wait(timeout)`` blocks until
     the build ends (True when it has); a failed build warns once (RuntimeWarning naming the
-    compiler's log) and the Python stays."""
+    compiler's log) and the Python stays. ``c_graph``: the graph the C is built from (``graph``
+    after the C backend's own passes; ``graph`` by default)."""
 
-    def __init__(self, graph, options, compiler):
+    def __init__(self, graph, options, compiler, c_graph=None):
         self.run, self.backend = compile_python(graph), "python"
         self.graph_cache = "miss"
-        self._args, self._result, self._done = (graph, options, compiler), _PENDING, threading.Event()
+        c_graph = graph if c_graph is None else c_graph
+        self._args, self._result, self._done = (c_graph, options, compiler), _PENDING, threading.Event()
         self._handed = threading.Event()  # built, failed, or its compiler's process runs
         self.calls = 0
         with _wake:
