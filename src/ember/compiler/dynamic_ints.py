@@ -11,6 +11,7 @@ from .._tensor import Tensor
 from ..nn.modules.module import Module
 from ..optim.optimizer import Optimizer
 from .capture import capture
+from .closure_ints import put_cells, restore_cells
 from .graph import instances_in
 from .breaks import unobserved
 from .contents import LARGE
@@ -44,12 +45,13 @@ def traced_capture(fn, args, kwargs, world, fullgraph, joint, uses, values, symb
     if not uses:
         return capture(fn, args, kwargs, world, fullgraph, joint)
     args, names = list(args), list(kwargs)
-    kwargs = dict(kwargs)
-    for k, value in values.items():
+    kwargs, traced = dict(kwargs), {k: TracedInt(value, uses[k], symbols[k]) for k, value in values.items()}
+    for k, value in traced.items():
         if k < len(args):
-            args[k] = TracedInt(value, uses[k], symbols[k])
-        else:
-            kwargs[names[k - len(args)]] = TracedInt(value, uses[k], symbols[k])
+            args[k] = value
+        elif k < len(args) + len(names):
+            kwargs[names[k - len(args)]] = value
+    put = put_cells(world, traced)  # (beyond the arguments: the closure cells' ints, closure_ints.py)
     for seen in uses.values():
         seen.active = True
     TRACING.append(uses)
@@ -79,6 +81,7 @@ def traced_capture(fn, args, kwargs, world, fullgraph, joint, uses, values, symb
         BOUNDS.clear()
         for seen in uses.values():
             seen.active = False
+        restore_cells(put)
         plain_ints(world)  # (``self.pos = k``, ``seen.append(k)``: a plain int kept there)
 
 
@@ -493,7 +496,7 @@ def float_capture(run, args, kwargs, world, positions, fn=None, reads=()):
         if k < len(arguments):
             arguments[k] = TracedFloat(arguments[k], (uses[k],), ("argument", k))
         uses[k].active = True
-    put = traced_reads(reads, fn, args, kwargs, len(arguments), uses, world)
+    put = traced_reads(reads, fn, args, kwargs, len(world.positions), uses, world)  # (after the cells' ints)
     TRACING.append(uses)
     patched, swapped, reads = patch_math(), len(SWAPPED), patch_minmax()  # (``math.sqrt(lr)`` traced too)
     swap_codes((fn,) if fn is not None else ())

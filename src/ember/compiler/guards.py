@@ -29,6 +29,7 @@ from ..nn.modules import module as _module
 from ..nn.modules.module import Module
 from ..optim.optimizer import Optimizer, step_hook_functions
 from .capture import flatten
+from .closure_ints import CONSTANTS, cell_ints
 from .contents import (DEPTH, LARGE, baked, container, flat, flat_or_over, flats, function_like, held_contents, same,
                        scalar, scalar_key, sharing)
 from .group_writes import BEFORE, READ
@@ -75,6 +76,9 @@ class World:
             free = free + [v for o in args if isinstance(o, Optimizer) for v in _optimizer_values(o, set(), [])]
         self.read_values = free
         self.arguments = (*args, *kwargs.values())
+        # the ints in the function's closure cells: positions after the arguments (closure_ints.py)
+        self.cells = cell_ints(fn)
+        self.positions = (*self.arguments, *[cell.cell_contents for cell in self.cells])
         if same_fn and free is previous.read_values and same(self.arguments, previous.arguments):
             self.kinds = previous.kinds
         else:
@@ -411,8 +415,9 @@ def snapshot(world, args, kwargs):
                           else id(value)))
         if container(value):
             facts.append((f"argument {i} (Python values inside)", baked(value)))
+    facts += [(f"argument {k}", world.positions[k]) for k in range(len(world.arguments), len(world.positions))]
     facts.append(("argument count and keyword names", (len(args), tuple(kwargs))))
-    facts.append(("Python values read from globals and closures (also inside containers)", world.constants))
+    facts.append((CONSTANTS, world.constants))
     facts.append(("functions called from globals and closures (code identity)", world.codes))
     facts.append(("tensors read from globals, closures and argument objects (identity, shape, dtype, "
                   "requires_grad)", tuple([(id(t), t._data.shape, t.dtype, t.requires_grad) for t in world.free])))

@@ -26,6 +26,7 @@ import types
 
 from ..nn.modules.module import Module
 from ..optim.optimizer import Optimizer
+from .closure_ints import cell_ints
 from .contents import held_contents
 from .group_writes import READ
 from .side_effects import plain_object, user_code
@@ -169,14 +170,18 @@ def put_or_delete(path, fn, args, kwargs, value):
 
 
 def read_values(paths, fn, args, kwargs):
-    """The floats at ``paths`` in this call, or None where one is not there or not a float (the
+    """The ints in the closure cells of ``fn`` (positions right after the arguments, :mod:`.closure_ints`),
+    then the floats at ``paths`` in this call; None where one is not there or not a float (the
     guards checked them: a graph of other objects' code, ``rebind.py``, may meet another layout)."""
+    cells = tuple([cell.cell_contents for cell in cell_ints(fn)])
+    if not paths:
+        return cells
     try:
         functions = _functions(fn)
         values = tuple([_get(p, functions, args, kwargs) for p in paths])
     except (LookupError, AttributeError, TypeError, ValueError):
         return None
-    return values if all(type(v) is float for v in values) else None
+    return cells + values if all(type(v) is float for v in values) else None
 
 
 def _key(value):
@@ -299,7 +304,7 @@ def lifted_capture(capture, reads, fn, args, kwargs, facts, ints_traced, facts_o
     with the paths Python did not use guarded as any float (:class:`LeafGuard`) where any was traced."""
     now = float_reads(fn, args, kwargs)
     paths = changed_reads(reads.seen, now, reads.static, ints_traced, reads.written)
-    reads.seen, first = now, len(args) + len(kwargs)
+    reads.seen, first = now, len(args) + len(kwargs) + len(cell_ints(fn))  # (the cells' ints: closure_ints.py)
     result, cap, shape, static, symbols = capture([first + j for j in range(len(paths))], paths)
     reads.written.update(getattr(cap, "floats_written", ()))
     lifted = {p: symbols.pop(first + j) for j, p in enumerate(paths) if first + j in symbols}

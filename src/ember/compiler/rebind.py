@@ -71,7 +71,7 @@ def canonical(facts, world):
         elif name.startswith("optimizer") and name.endswith("(identity, by group)"):
             value = tuple([tuple(map(position, group)) for group in value])
         elif name.startswith("argument ") and name[9:].isdigit():
-            argument = world.arguments[int(name[9:])]
+            argument = world.positions[int(name[9:])]
             if not scalar(argument) and value == id(argument):
                 value = kind(argument)
         out.append((name, value))

@@ -1,0 +1,97 @@
+"""Ints in the compiled function's own closure cells taken as int arguments, so that one graph can
+take a changing one as a symbol (``def f(x): return x[:n] * n`` inside a loop that changes ``n``),
+as torch 2.13 does after one recompile (a global int stays a graph per value, in torch too).
+
+Each such cell is a *position* after the call's arguments (:attr:`~.guards.World.positions`:
+``(*args, *kwargs.values(), *cell ints)``), guarded as ``argument k`` (:func:`~.guards.snapshot`),
+so the machinery of :mod:`.dynamic_ints` (automatic dynamic, the probes, the ranges, binding the
+symbol at each call) works on it as on an int argument: a recording puts its traced int (or a
+probe's value) into the cell (:func:`put_cells`) and gives the cell its value back
+(:func:`restore_cells`). Where the graph takes it as a symbol, the guard of the values read from
+globals and closures takes any int in that cell (:func:`relaxed_cells`).
+"""
+import types
+
+__all__ = ["cell_ints", "put_cells", "restore_cells", "relaxed_cells", "AnyInt", "CONSTANTS"]
+
+CONSTANTS = "Python values read from globals and closures (also inside containers)"  # (guards.snapshot's fact)
+
+
+def cell_ints(fn):
+    """``[cell]`` of the closure cells of ``fn`` (a plain function) holding an int (not a bool)."""
+    if type(fn) is not types.FunctionType or not fn.__closure__:
+        return []
+    found = []
+    for cell in fn.__closure__:
+        try:
+            if type(cell.cell_contents) is int:
+                found.append(cell)
+        except ValueError:  # (an empty cell)
+            pass
+    return found
+
+
+def put_cells(world, values):
+    """Puts ``values`` (``{position: int}``) at the positions of ``world`` (a :class:`~.guards.World`)
+    that are closure cells; returns ``[(cell, value put, value before)]`` for :func:`restore_cells`."""
+    first, put = len(world.arguments), []
+    for k, value in values.items():
+        if k >= first:
+            cell = world.cells[k - first]
+            put.append((cell, value, cell.cell_contents))
+            cell.cell_contents = value
+    return put
+
+
+def restore_cells(put):
+    """Gives each cell of ``put`` (:func:`put_cells`) its value back; a cell the call wrote keeps
+    what it wrote, a use of the traced int put there (the graph keeps its value)."""
+    for cell, value, before in reversed(put):
+        if cell.cell_contents is value:
+            cell.cell_contents = before
+        elif hasattr(value, "uses"):
+            value.uses.append(("written by the call", "a closure cell"))
+
+
+class AnyInt(tuple):
+    """The guard (:func:`~.contents.baked`) of a closure cell's int that a graph takes as a symbol:
+    equal to that of any int (its value is bound and range-checked as ``argument k``)."""
+
+    def __new__(cls):
+        return super().__new__(cls, (int, "any"))
+
+    def __eq__(self, other):
+        return type(other) is AnyInt or type(other) is tuple and len(other) == 2 and other[0] is int
+
+    def __ne__(self, other):
+        return not self.__eq__(other)
+
+    __hash__ = tuple.__hash__
+
+    def __repr__(self):
+        return "(any int)"
+
+
+class _LiftedInt(int):
+    """An int put into a cell while the guards of a graph taking it as a symbol are made: its
+    :func:`~.contents.baked` guard is :class:`AnyInt`."""
+    guard = AnyInt()
+
+
+def relaxed_cells(facts, world, positions, facts_of):
+    """``facts`` with the guard of the values read from globals and closures (:data:`CONSTANTS`)
+    made by ``facts_of()`` while the cells at ``positions`` (those the graph takes as symbols) hold
+    a :class:`_LiftedInt`: any int there."""
+    first = len(world.arguments)
+    cells = [world.cells[k - first] for k in positions if k >= first]
+    if not cells:
+        return facts
+    held = [cell.cell_contents for cell in cells]
+    for cell, value in zip(cells, held):
+        cell.cell_contents = _LiftedInt(value)
+    try:
+        fresh = dict(facts_of())
+    finally:
+        for cell, value in zip(cells, held):
+            cell.cell_contents = value
+    return [(name, fresh[name] if name == CONSTANTS else value) for name, value in facts]
