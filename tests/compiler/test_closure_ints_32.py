@@ -85,3 +85,30 @@ def test_a_closure_int_written_by_the_call():
         compiled = compile_(f)
         return [compiled(module.arange(3.0)).tolist() for _ in range(5)], n
     assert run(ember) == run(torch) == ([[0.0, k, 2.0 * k] for k in range(3, 8)], 7)
+
+
+def test_beside_a_closure_float_and_in_a_modules_forward():
+    """A closure's changing int beside its changing float and a float argument (torch 2 graphs,
+    ember was 5), and a module whose ``forward`` reads a closure's int (torch 2, ember was 4)."""
+    def run(module):
+        compile_, count = _compiler(module)
+        n, c = 3, 0.5
+
+        def f(x, lr):
+            return x[:n] * lr * c + n + x.sum() * (n * 0.25)
+
+        class Scaled(module.nn.Module):
+            def forward(self, x):
+                return x * n + 1
+        compiled, out, counts = compile_(f), [], []
+        for n, c, lr in ((3, 0.5, 0.1), (4, 0.25, 0.2), (5, 1.5, 0.3), (6, 2.5, 0.4), (2, 0.5, 1.0)):
+            out.append(compiled(module.arange(10.0), lr).tolist())
+        counts.append(count())
+        compiled = compile_(Scaled())
+        for n in (3, 4, 5, 6):
+            out.append(compiled(module.arange(4.0)).tolist())
+        return counts + [count()], out
+    want_counts, want = run(torch)
+    got_counts, got = run(ember)
+    assert got_counts == want_counts == [2, 4]  # (the function's graphs, then with the module's)
+    assert repr(got) == repr(want)

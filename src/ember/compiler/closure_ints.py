@@ -10,7 +10,10 @@ probe's value) into the cell (:func:`put_cells`) and gives the cell its value ba
 (:func:`restore_cells`). Where the graph takes it as a symbol, the guard of the values read from
 globals and closures takes any int in that cell (:func:`relaxed_cells`).
 """
+import inspect
 import types
+
+from ..nn.modules.module import Module
 
 __all__ = ["cell_ints", "put_cells", "restore_cells", "relaxed_cells", "AnyInt", "CONSTANTS"]
 
@@ -18,7 +21,12 @@ CONSTANTS = "Python values read from globals and closures (also inside container
 
 
 def cell_ints(fn):
-    """``[cell]`` of the closure cells of ``fn`` (a plain function) holding an int (not a bool)."""
+    """``[cell]`` of the closure cells of ``fn`` (a function, a bound method, or a module or its
+    ``__call__``: its ``forward``) holding an int (not a bool)."""
+    owner = getattr(fn, "__self__", None)
+    fn = type(fn).forward if isinstance(fn, Module) else type(owner).forward if isinstance(owner, Module) \
+        and getattr(fn, "__name__", None) in ("__call__", "_call_impl", "forward") else fn
+    fn = inspect.unwrap(getattr(fn, "__func__", fn))
     if type(fn) is not types.FunctionType or not fn.__closure__:
         return []
     found = []
@@ -80,8 +88,9 @@ class _LiftedInt(int):
 
 def relaxed_cells(facts, world, positions, facts_of):
     """``facts`` with the guard of the values read from globals and closures (:data:`CONSTANTS`)
-    made by ``facts_of()`` while the cells at ``positions`` (those the graph takes as symbols) hold
-    a :class:`_LiftedInt`: any int there."""
+    taking any int (:class:`AnyInt`) where ``facts_of()`` gives one while the cells at ``positions``
+    (those the graph takes as symbols) hold a :class:`_LiftedInt` (the floats read there that a
+    graph takes as inputs keep their guards, :mod:`.read_floats`)."""
     first = len(world.arguments)
     cells = [world.cells[k - first] for k in positions if k >= first]
     if not cells:
@@ -94,4 +103,10 @@ def relaxed_cells(facts, world, positions, facts_of):
     finally:
         for cell, value in zip(cells, held):
             cell.cell_contents = value
-    return [(name, fresh[name] if name == CONSTANTS else value) for name, value in facts]
+    return [(name, _merged(value, fresh[name]) if name == CONSTANTS else value) for name, value in facts]
+
+
+def _merged(old, lifted):
+    if len(old) != len(lifted):  # (another walk: the values stay guarded, a graph per value)
+        return old
+    return tuple([new if type(new) is AnyInt else value for value, new in zip(old, lifted)])
