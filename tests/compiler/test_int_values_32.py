@@ -1,8 +1,11 @@
 """Ints Python makes of a changing float that torch 2.13 takes as symbols after one recompile (2
 graphs, ``CompileCounter``) where ember made a graph per value (issue 10, session 32): an int64
 fill ``full((2,), round(lr))``, ``int(lr) ** 2``, ``abs(round(lr))``, ``round(lr) >> 1``,
-``round(lr) // round(lr * 0.5 + 1)``. Graph counts are compared call by call, values (and
-errors: past int64, a zero divisor) with torch's by repr."""
+``round(lr) // round(lr * 0.5 + 1)``; and ``x[:, :round(lr)]``, a size torch takes as a symbol
+(ember: after one graph of its own, an int position, ``compiler/closure_ints.py``). Graph counts
+are compared call by call, values (and errors: past int64, a zero divisor, nan) with torch's by repr."""
+import math
+
 import pytest
 import torch
 
@@ -48,3 +51,18 @@ def test_past_int64_and_a_zero_divisor_are_eagers():
         _, got = graph_counts(fn, ember, lrs)
         assert repr(got) == repr(want), fn.__name__
     assert want[4][0] == "ZeroDivisionError"
+
+
+def _sliced(x, lr):
+    return x.reshape(2, 3).repeat(1, 3)[:, :round(lr)] * lr
+
+
+def test_an_int_of_a_float_as_a_slice_bound():
+    """torch 2 graphs over these values; ember 3 (the second call's graph specialises ``lr``,
+    then ``round(lr)`` is a size symbol; was a graph per value); nan (eager's ValueError) and
+    1e300 (an int past int64: a value of its own) on graphs of their own."""
+    lrs = [(v,) for v in (1.2, 2.6, 3.4, 8.4, 4.5, math.nan, 1e300)]
+    want_counts, want = graph_counts(_sliced, torch, lrs)
+    got_counts, got = graph_counts(_sliced, ember, lrs)
+    assert repr(got) == repr(want) and want[5][0] == "ValueError"
+    assert want_counts[:5] == [1] + [2] * 4 and got_counts[:5] == [1, 2] + [3] * 3

@@ -1,33 +1,81 @@
-"""Ints in the compiled function's own closure cells taken as int arguments, so that one graph can
-take a changing one as a symbol (``def f(x): return x[:n] * n`` inside a loop that changes ``n``),
-as torch 2.13 does after one recompile (a global int stays a graph per value, in torch too).
+"""Ints taken as int arguments though the call does not pass them, so that one graph can take a
+changing one as a symbol, as torch 2.13 does after one recompile: the ints in the compiled
+function's own closure cells (``def f(x): return x[:n] * n`` inside a loop that changes ``n``; a
+global int stays a graph per value, in torch too), and the ints Python makes of float arguments
+that ember's code read as an index (``x[:, :round(lr)]``: *derived* ints, :data:`HOWS`).
 
-Each such cell is a *position* after the call's arguments (:attr:`~.guards.World.positions`:
-``(*args, *kwargs.values(), *cell ints)``), guarded as ``argument k`` (:func:`~.guards.snapshot`),
-so the machinery of :mod:`.dynamic_ints` (automatic dynamic, the probes, the ranges, binding the
-symbol at each call) works on it as on an int argument: a recording puts its traced int (or a
-probe's value) into the cell (:func:`put_cells`) and gives the cell its value back
-(:func:`restore_cells`). Where the graph takes it as a symbol, the guard of the values read from
-globals and closures takes any int in that cell (:func:`relaxed_cells`).
+Each is a *position* after the call's arguments (:attr:`~.guards.World.positions`: ``(*args,
+*kwargs.values(), *cell ints, *derived ints)``, :func:`extra_ints`), guarded as ``argument k``
+(:func:`~.guards.snapshot`), so the machinery of :mod:`.dynamic_ints` (automatic dynamic, the
+probes, the ranges, binding the symbol at each call) works on it as on an int argument: a
+recording puts its traced int (or a probe's value) into the cell, or has ``round(lr)`` give it
+(:data:`~.traced_ints.DERIVED`) (:func:`put_cells`), and undoes that (:func:`restore_cells`).
+Where the graph takes a cell's int as a symbol, the guard of the values read from globals and
+closures takes any int in that cell (:func:`relaxed_cells`).
 """
 import inspect
 import types
 
 from ..nn.modules.module import Module
+from .traced_floats import _value, argument_positions
+from .traced_ints import DERIVED, INDEXED, how_key, plain
 
-__all__ = ["cell_ints", "put_cells", "restore_cells", "relaxed_cells", "AnyInt", "CONSTANTS"]
+__all__ = ["cell_ints", "extra_ints", "note_indexed", "derived_from", "put_cells", "restore_cells", "relaxed_cells", "AnyInt", "CONSTANTS",
+           "HOWS"]
 
 CONSTANTS = "Python values read from globals and closures (also inside containers)"  # (guards.snapshot's fact)
 
 
-def cell_ints(fn):
-    """``[cell]`` of the closure cells of ``fn`` (a function, a bound method, or a module or its
-    ``__call__``: its ``forward``) holding an int (not a bool)."""
+# ``{code: [how]}``: the derived ints of a compiled function's code (:func:`.traced_ints.how_key` each), in order
+HOWS = {}
+
+
+def _function(fn):
+    """The Python function a call of ``fn`` (a function, a bound method, or a module or its
+    ``__call__``: its ``forward``) runs, or None."""
     owner = getattr(fn, "__self__", None)
     fn = type(fn).forward if isinstance(fn, Module) else type(owner).forward if isinstance(owner, Module) \
         and getattr(fn, "__name__", None) in ("__call__", "_call_impl", "forward") else fn
     fn = inspect.unwrap(getattr(fn, "__func__", fn))
-    if type(fn) is not types.FunctionType or not fn.__closure__:
+    return fn if type(fn) is types.FunctionType else None
+
+
+def extra_ints(fn, arguments):
+    """The values at the positions after ``arguments`` (the call's ``(*args, *kwargs.values())``):
+    the ints of :func:`cell_ints`, then the derived ints Python computes from the arguments (None
+    where it raises, ``round(nan)``, or gives no int64, ``round(1e300)``: a graph of its own)."""
+    found = [cell.cell_contents for cell in cell_ints(fn)]
+    function = _function(fn)
+    for how in HOWS.get(function.__code__, ()) if function is not None else ():
+        try:
+            value = _value(how, lambda k: plain(arguments[k]))  # (a recording's traced float: no use)
+            found.append(value if type(value) is int and -2 ** 63 <= value < 2 ** 63 else None)
+        except (ArithmeticError, ValueError, TypeError, LookupError):
+            found.append(None)
+    return found
+
+
+def note_indexed(fn):
+    """Takes the ints Python made of float arguments that ember's code read as an index in the
+    recording just made (:data:`~.traced_ints.INDEXED`) as derived ints of ``fn``'s code."""
+    function = _function(fn) if fn is not None else None
+    if function is not None and INDEXED:
+        hows = HOWS.setdefault(function.__code__, [])
+        hows += [how for how in dict.fromkeys(map(how_key, INDEXED)) if how not in hows]
+    INDEXED.clear()
+
+
+def derived_from(fn):
+    """The positions of the float arguments the derived ints of ``fn`` are computed from."""
+    function = _function(fn)
+    hows = HOWS.get(function.__code__, ()) if function is not None else ()
+    return set(argument_positions([(None, how) for how in hows]))
+
+
+def cell_ints(fn):
+    """``[cell]`` of the closure cells of ``fn`` (see :func:`_function`) holding an int (not a bool)."""
+    fn = _function(fn)
+    if fn is None or not fn.__closure__:
         return []
     found = []
     for cell in fn.__closure__:
@@ -43,11 +91,15 @@ def put_cells(world, values):
     """Puts ``values`` (``{position: int}``) at the positions of ``world`` (a :class:`~.guards.World`)
     that are closure cells; returns ``[(cell, value put, value before)]`` for :func:`restore_cells`."""
     first, put = len(world.arguments), []
+    hows = HOWS.get(getattr(_function(world.fn), "__code__", None), ())
     for k, value in values.items():
-        if k >= first:
+        if first <= k < first + len(world.cells):
             cell = world.cells[k - first]
             put.append((cell, value, cell.cell_contents))
             cell.cell_contents = value
+        elif k >= first:  # (a derived int: what Python's ``round(lr)`` gives in the recording)
+            DERIVED[hows[k - first - len(world.cells)]] = value
+            put.append((None, hows[k - first - len(world.cells)], None))
     return put
 
 
@@ -55,7 +107,9 @@ def restore_cells(put):
     """Gives each cell of ``put`` (:func:`put_cells`) its value back; a cell the call wrote keeps
     what it wrote, a use of the traced int put there (the graph keeps its value)."""
     for cell, value, before in reversed(put):
-        if cell.cell_contents is value:
+        if cell is None:
+            DERIVED.pop(value, None)
+        elif cell.cell_contents is value:
             cell.cell_contents = before
         elif hasattr(value, "uses"):
             value.uses.append(("written by the call", "a closure cell"))
@@ -92,7 +146,7 @@ def relaxed_cells(facts, world, positions, facts_of):
     (those the graph takes as symbols) hold a :class:`_LiftedInt` (the floats read there that a
     graph takes as inputs keep their guards, :mod:`.read_floats`)."""
     first = len(world.arguments)
-    cells = [world.cells[k - first] for k in positions if k >= first]
+    cells = [world.cells[k - first] for k in positions if first <= k < first + len(world.cells)]
     if not cells:
         return facts
     held = [cell.cell_contents for cell in cells]

@@ -11,7 +11,7 @@ from .._tensor import Tensor
 from ..nn.modules.module import Module
 from ..optim.optimizer import Optimizer
 from .capture import capture
-from .closure_ints import put_cells, restore_cells
+from .closure_ints import note_indexed, put_cells, restore_cells
 from .graph import instances_in
 from .breaks import unobserved
 from .contents import LARGE
@@ -420,20 +420,21 @@ def static_ints(dims, shape, arguments):
             and arguments[k] not in (0, 1)]
 
 
-def int_symbols(facts, before, static, arguments):
+def int_symbols(facts, before, static, arguments, first_extra=None):
     """``({(ARG, position): symbol}, {symbol: (-inf, None)})`` of the int arguments (of
     ``arguments``, the call's ``(*args, *kwargs.values())``) to take as symbols: all (``before``
     True: ``dynamic=True``), or those whose value differs from ``before`` (the last graph's
     guards: automatic dynamic), but those at the positions ``static``; named ``i0``, ``i1``, ...
     Python's reads of them are watched while recording (:mod:`.traced_ints`), so one that steers
-    Python is specialised again. (An object argument's guard is its id, an int too: not one.)"""
+    Python is specialised again. (An object argument's guard is its id, an int too: not one.) A position
+    from ``first_extra`` on that ``before`` lacks (an int derived since, :mod:`.closure_ints`) is one too."""
     if not before:
         return {}, {}
     old = {} if before is True else dict(before)
     found = {}
     for name, value in facts:
         if name.startswith("argument ") and name[9:].isdigit() and type(arguments[int(name[9:])]) is int:
-            was = old.get(name, value)
+            was = old.get(name, value if first_extra is None or int(name[9:]) < first_extra else None)
             if (before is True or not isinstance(was, int) or was != value) and int(name[9:]) not in static:
                 found[(ARG, int(name[9:]))] = symbol(f"i{len(found)}")
     return found, {e.args[0]: (-math.inf, None) for e in found.values()}
@@ -518,6 +519,7 @@ def float_capture(run, args, kwargs, world, positions, fn=None, reads=()):
         restore_codes(swapped)
         unpatch_math(patched), unpatch_math(reads, builtins)
         made += _floats_made()
+        note_indexed(fn)  # (``x[:, :round(lr)]``: an int position at the next recording)
         for seen in uses.values():
             seen.active = False
         # ``self.lr = lr``: a write a replay does not repeat (a use), and the module keeps a plain

@@ -28,7 +28,7 @@ from .backends import compile_graph, log_enabled
 from .call_nodes import FreedOutputs, as_compiled
 from .custom_backend import custom_runner, first_run, first_split_run, is_custom, state_before
 from .capture import capture, input_names, unflatten
-from .closure_ints import relaxed_cells
+from .closure_ints import derived_from, relaxed_cells
 from .config_module import DynamoConfig
 from .duck_sizes import name_dims
 from .dynamic import capture_dynamic, marks as _marks, verify
@@ -376,7 +376,7 @@ class _CompiledFunction:
         # (an int specialised, not probed again at each new value)
         # (``k == 3`` True pins its int to one graph, not for good: dynamic.capture_dynamic's ``pinned``)
         self._static_ints.update(set(static_ints(dims, shape, world.positions)) - getattr(cap, "pinned", set()),
-                                 set(floats) - set(symbols))
+                                 set(floats) - set(symbols) - derived_from(fn))  # (``round(lr)`` a size: traced again)
         if static is not None:  # the dynamic graph leaves this call's sizes out: a graph for them too
             counters["stats"]["unique_graphs"] += 1
             self._entries.append(_Entry(relevant(facts, static), static, self._backend, self._options,
@@ -464,7 +464,8 @@ class _CompiledFunction:
                             separate.add((i, d))
         static = {(i, d) for i, t in enumerate(inputs) for d in _marks(t, "static")}
         dims, ranges, separate = name_dims(inputs, wanted, separate, static,
-                                           *int_symbols(facts, before, self._static_ints, world.positions))
+                                           *int_symbols(facts, before, self._static_ints, world.positions,
+                                                       len(world.arguments)))
         return dims, ranges, floats, separate
 
 

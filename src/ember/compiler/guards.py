@@ -29,7 +29,7 @@ from ..nn.modules import module as _module
 from ..nn.modules.module import Module
 from ..optim.optimizer import Optimizer, step_hook_functions
 from .capture import flatten
-from .closure_ints import CONSTANTS, cell_ints
+from .closure_ints import CONSTANTS, cell_ints, extra_ints
 from .contents import (DEPTH, LARGE, baked, container, flat, flat_or_over, flats, function_like, held_contents, same,
                        scalar, scalar_key, sharing)
 from .group_writes import BEFORE, READ
@@ -76,9 +76,9 @@ class World:
             free = free + [v for o in args if isinstance(o, Optimizer) for v in _optimizer_values(o, set(), [])]
         self.read_values = free
         self.arguments = (*args, *kwargs.values())
-        # the ints in the function's closure cells: positions after the arguments (closure_ints.py)
+        # the ints in the function's closure cells, and those derived: positions after the arguments (closure_ints.py)
         self.cells = cell_ints(fn)
-        self.positions = (*self.arguments, *[cell.cell_contents for cell in self.cells])
+        self.positions = (*self.arguments, *extra_ints(fn, self.arguments))
         if same_fn and free is previous.read_values and same(self.arguments, previous.arguments):
             self.kinds = previous.kinds
         else:

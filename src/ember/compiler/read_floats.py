@@ -26,7 +26,7 @@ import types
 
 from ..nn.modules.module import Module
 from ..optim.optimizer import Optimizer
-from .closure_ints import cell_ints
+from .closure_ints import extra_ints
 from .contents import held_contents
 from .group_writes import READ
 from .side_effects import plain_object, user_code
@@ -170,10 +170,10 @@ def put_or_delete(path, fn, args, kwargs, value):
 
 
 def read_values(paths, fn, args, kwargs):
-    """The ints in the closure cells of ``fn`` (positions right after the arguments, :mod:`.closure_ints`),
+    """The ints in the closure cells of ``fn`` and those derived (positions right after the arguments, :mod:`.closure_ints`),
     then the floats at ``paths`` in this call; None where one is not there or not a float (the
     guards checked them: a graph of other objects' code, ``rebind.py``, may meet another layout)."""
-    cells = tuple([cell.cell_contents for cell in cell_ints(fn)])
+    cells = tuple(extra_ints(fn, (*args, *kwargs.values())))
     if not paths:
         return cells
     try:
@@ -304,7 +304,8 @@ def lifted_capture(capture, reads, fn, args, kwargs, facts, ints_traced, facts_o
     with the paths Python did not use guarded as any float (:class:`LeafGuard`) where any was traced."""
     now = float_reads(fn, args, kwargs)
     paths = changed_reads(reads.seen, now, reads.static, ints_traced, reads.written)
-    reads.seen, first = now, len(args) + len(kwargs) + len(cell_ints(fn))  # (the cells' ints: closure_ints.py)
+    arguments = (*args, *kwargs.values())  # (then the cells' and derived ints: closure_ints.py)
+    reads.seen, first = now, len(arguments) + len(extra_ints(fn, arguments))
     result, cap, shape, static, symbols = capture([first + j for j in range(len(paths))], paths)
     reads.written.update(getattr(cap, "floats_written", ()))
     lifted = {p: symbols.pop(first + j) for j, p in enumerate(paths) if first + j in symbols}

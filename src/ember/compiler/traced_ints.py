@@ -52,6 +52,9 @@ MINMAX = PerThread(dict)
 SIZED = PerThread(list)
 # the comparisons eager's slicing made of traced int bounds (``x[:k]``: ``k >= 0``, ``k <= 6``): _note_bounds
 BOUNDS = PerThread(list)
+# ints Python made of traced floats that ember's code read as an index (``x[:, :round(lr)]``), and while a
+# recording takes such ints as int positions (derived_ints.py), ``{how: traced int}``: what ``round(lr)`` gives
+INDEXED, DERIVED = PerThread(list), PerThread(dict)
 INT_POSITIONS = PerThread(dict)  # the traced ints' symbols -> their arguments' positions (``k * 0.5``: traced_floats)
 
 _EMBER = EMBER_DIR + os.sep
@@ -292,6 +295,14 @@ def _int_noting(name, method):
 _READS = {"__int__", "__index__", "__float__"}
 
 
+def how_key(f):
+    """The computation of a traced float or :class:`FloatInt` of float arguments as plain tuples
+    (``("round", ("argument", 1), None)``), as :func:`.traced_floats._how` spells it."""
+    if type(f) not in (TracedFloat, FloatInt) or f.how[0] == "argument":
+        return f if type(f) not in (TracedFloat, FloatInt) else f.how
+    return (f.how[0], *map(how_key, f.how[1:]))
+
+
 def _plain_number(value):
     return int.__int__(value) if type(value) is FloatInt else value  # (its own ``==`` would note a use)
 
@@ -373,8 +384,9 @@ def _float_noting(name, method):
         elif user:
             if name in _TO_INT and (not args or args == (None,)) and all(seen.floats for seen in self.uses):
                 # (``int(lr)``, ``round(lr)``, ``math.floor(lr)``: an int Python computes at each call)
-                return FloatInt(method(self), self.uses, (_TO_INT[name], self, None) if name == "__round__"
+                made = FloatInt(method(self), self.uses, (_TO_INT[name], self, None) if name == "__round__"
                                 else (_TO_INT[name], self))
+                return DERIVED.get(how_key(made), made) if DERIVED else made
             how = _FLOAT_ARITHMETIC.get(name)
             if name == "__abs__" and all(seen.floats for seen in self.uses):  # (``abs(lr)``: Python's at each call)
                 return TracedFloat(method(self), self.uses, ("math.fabs", self))
@@ -455,6 +467,8 @@ def traced_operands(op, inputs, attrs):
             found[name] = attrs[name]
     for value in (*(x for i, x in enumerate(inputs) if i not in found), *(v for k, v in attrs.items() if k not in found)):
         for x in _floats_in(value):
+            if op.name == "Slice" and type(x) is FloatInt and all(seen.floats for seen in x.uses):
+                INDEXED.append(x)  # (``x[:, :round(lr)]``: an int position at the next recording, closure_ints.py)
             for seen in x.uses:
                 seen.append(("an op's attribute", user_frame()))
     came = {i: x.expr if type(x) is TracedInt else None for i, x in enumerate(inputs) if traced(x)}
