@@ -28,7 +28,7 @@ from .backends import compile_graph, log_enabled
 from .call_nodes import FreedOutputs, as_compiled
 from .custom_backend import custom_runner, first_run, first_split_run, is_custom, state_before
 from .capture import capture, input_names, unflatten
-from .closure_ints import derived_from, relaxed_cells
+from .closure_ints import HOWS, derived_from, relaxed_cells
 from .config_module import DynamoConfig
 from .duck_sizes import name_dims
 from .dynamic import capture_dynamic, marks as _marks, verify
@@ -500,6 +500,7 @@ def reset():
         f._world, f._last, f._waited, f._gave_up = None, (None, None), False, False
         f._recheck, f._missed, f._split, f._plan, f._recheck_for, f._other = None, 0, None, None, None, None
     shared_cache.clear()
+    HOWS.clear()  # (the derived ints found: closure_ints.py)
     counters.clear()
 
 
