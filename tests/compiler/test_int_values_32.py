@@ -9,7 +9,7 @@ import math
 import pytest
 import torch
 
-from graph_counts import graph_counts
+from graph_counts import compiled_afresh, graph_counts
 
 import ember
 
@@ -66,3 +66,19 @@ def test_an_int_of_a_float_as_a_slice_bound():
     got_counts, got = graph_counts(_sliced, ember, lrs)
     assert repr(got) == repr(want) and want[5][0] == "ValueError"
     assert want_counts[:5] == [1] + [2] * 4 and got_counts[:5] == [1, 2] + [3] * 3
+
+
+def test_a_slice_bound_beside_closure_numbers():
+    """A graph recorded before ``round(lr)`` became a derived int, reading a closure's float, runs
+    again after (its float read stays where it was recorded, past the closure's int): torch's values."""
+    def run(module):
+        c, n = 0.5, 2
+
+        def f(x, lr):
+            return x[:round(lr)] * c + n * lr
+        compiled = compiled_afresh(f, module)[0]
+        out = []
+        for c, n, lr in ((0.5, 2, 1.2), (0.25, 2, 2.6), (1.5, 3, 3.4), (0.5, 2, 2.6), (-1.0, 5, 1.2), (0.25, 2, 2.6)):
+            out.append(compiled(module.arange(10.0), lr).tolist())
+        return out
+    assert repr(run(ember)) == repr(run(torch))

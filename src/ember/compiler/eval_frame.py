@@ -106,6 +106,7 @@ class _Entry:
         self.varying = [(i, f) for i, (f, same) in enumerate(zip(self.fetch, fixed)) if not same]
         self.floats, self.marked = float_inputs(sources), has_returned_floats(cap.output)
         self.reads = getattr(cap, "float_reads", ())  # (the floats it reads: read_floats)
+        self.extras = getattr(cap, "extras", None)  # (the ints after the arguments it knew: closure_ints)
         self.mutated = [graph.placeholders.index(p) for p, _ in graph.mutations]
         if self.joint is not None and backend in ("aot_eager", "inductor"):
             # forward and backward both compiled, joined by one autograd node
@@ -161,7 +162,8 @@ class _Entry:
         """Runs a call whose guards hold; ``inputs``: its tensors (``World.inputs``)."""
         if self.uncut:
             return fn(*args, **kwargs)
-        reads = unobserved(read_values, self.reads, fn, args, kwargs) if self.reads or self.floats or self.marked else ()
+        reads = unobserved(read_values, self.reads, fn, args, kwargs, self.extras) if self.reads or self.floats or \
+            self.marked else ()
         if reads is None:  # (a path of its reads missing in this call: eagerly)
             return fn(*args, **kwargs)
         # (the graph holds what overrides and modes did in the recording: its replay hands them nothing)

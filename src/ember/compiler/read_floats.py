@@ -169,11 +169,12 @@ def put_or_delete(path, fn, args, kwargs, value):
     del holder[key]
 
 
-def read_values(paths, fn, args, kwargs):
-    """The ints in the closure cells of ``fn`` and those derived (positions right after the arguments, :mod:`.closure_ints`),
-    then the floats at ``paths`` in this call; None where one is not there or not a float (the
+def read_values(paths, fn, args, kwargs, extras=None):
+    """The ints in the closure cells of ``fn`` and those derived (positions right after the arguments,
+    :mod:`.closure_ints`; the first ``extras``, as many as the recording had: those derived since come
+    after), then the floats at ``paths`` in this call; None where one is not there or not a float (the
     guards checked them: a graph of other objects' code, ``rebind.py``, may meet another layout)."""
-    cells = tuple(extra_ints(fn, (*args, *kwargs.values())))
+    cells = tuple(extra_ints(fn, (*args, *kwargs.values()))[:extras])
     if not paths:
         return cells
     try:
@@ -314,7 +315,7 @@ def lifted_capture(capture, reads, fn, args, kwargs, facts, ints_traced, facts_o
     READ.update(filter(None, [optimizer_of(p, fn, args, kwargs) for p in paths if lifted.get(p, True)]))
     for made in (cap, static):
         if made is not None:
-            made.float_reads = tuple(paths)
+            made.float_reads, made.extras = tuple(paths), first - len(arguments)
     if lifted:
         facts = _relaxed({p: any_float(now[p], conds) for p, conds in lifted.items()}, now, fn, args, kwargs, facts_of,
                          getattr(cap, "path_writes", ()))
