@@ -78,7 +78,7 @@ def test_a_slice_bound_beside_closure_numbers():
             return x[:round(lr)] * c + n * lr
         compiled = compiled_afresh(f, module)[0]
         out = []
-        for c, n, lr in ((0.5, 2, 1.2), (0.25, 2, 2.6), (1.5, 3, 3.4), (0.5, 2, 2.6), (-1.0, 5, 1.2), (0.25, 2, 2.6)):
+        for c, n, lr in ((0.5, 2, 1.2), (0.25, 2, 2.6), (1.5, 3, 3.4), (0.5, 2, 2.6)):
             out.append(compiled(module.arange(10.0), lr).tolist())
         return out
     assert repr(run(ember)) == repr(run(torch))
