@@ -117,7 +117,7 @@ def capture_dynamic(fn, args, kwargs, world, fullgraph, dims, ranges, names, log
     uses = {k: Uses() for i, k in dims if i == ARG}  # what Python did with each int argument
     try:
         result, cap = traced_capture(fn, args, kwargs, world, fullgraph, joint, uses,
-                                      {k: (args + tuple(kwargs.values()))[k] for k in uses},
+                                      {k: world.positions[k] for k in uses},
                                       {k: dims[(ARG, k)] for k in uses})
     except Exception:
         if not _read_type(uses):
@@ -131,7 +131,7 @@ def capture_dynamic(fn, args, kwargs, world, fullgraph, dims, ranges, names, log
             e = dims.pop((ARG, k))
             log(f"specialising {e} (argument {k}): Python reads its value ({seen[0][0]} at {seen[0][1]})")
     uses = {k: seen for k, seen in uses.items() if not seen}
-    ranges, scalars, pairs = Ranges(ranges), (*args, *kwargs.values()), None
+    ranges, scalars, pairs = Ranges(ranges), world.positions, None
     for k, seen in uses.items():  # ``if k > 3:``, ``k == 3``: a graph for the values with the same outcomes
         name, seen.branch = dims[(ARG, k)].args[0], _outcomes(seen.compared)
         ranges[name] = compared_range(seen.compared, ranges.get(name, (-math.inf, None)), ranges.conds)
@@ -392,7 +392,7 @@ def _record(fn, args, kwargs, world, dims, point, joint, uses=None):
     for k, v in values.items():
         if k < len(args2):
             args2[k] = v
-        else:
+        elif k < len(args2) + len(names):  # (beyond: a closure cell's, put by traced_capture)
             kwargs2[names[k - len(args2)]] = v
     held = [(where, owner, key, t, attribute) for (where, owner, key, _, attribute), t in zip(world.held, resized[n:])]
     counts = {k: (len(seen), len(seen.compared)) for k, seen in uses.items()}

@@ -11,6 +11,7 @@ from .._tensor import Tensor
 from ..nn.modules.module import Module
 from ..optim.optimizer import Optimizer
 from .capture import capture
+from .closure_ints import note_indexed, put_cells, restore_cells
 from .graph import instances_in
 from .breaks import unobserved
 from .contents import LARGE
@@ -44,12 +45,13 @@ def traced_capture(fn, args, kwargs, world, fullgraph, joint, uses, values, symb
     if not uses:
         return capture(fn, args, kwargs, world, fullgraph, joint)
     args, names = list(args), list(kwargs)
-    kwargs = dict(kwargs)
-    for k, value in values.items():
+    kwargs, traced = dict(kwargs), {k: TracedInt(value, uses[k], symbols[k]) for k, value in values.items()}
+    for k, value in traced.items():
         if k < len(args):
-            args[k] = TracedInt(value, uses[k], symbols[k])
-        else:
-            kwargs[names[k - len(args)]] = TracedInt(value, uses[k], symbols[k])
+            args[k] = value
+        elif k < len(args) + len(names):
+            kwargs[names[k - len(args)]] = value
+    put = put_cells(world, traced)  # (beyond the arguments: the closure cells' ints, closure_ints.py)
     for seen in uses.values():
         seen.active = True
     TRACING.append(uses)
@@ -79,6 +81,7 @@ def traced_capture(fn, args, kwargs, world, fullgraph, joint, uses, values, symb
         BOUNDS.clear()
         for seen in uses.values():
             seen.active = False
+        restore_cells(put)
         plain_ints(world)  # (``self.pos = k``, ``seen.append(k)``: a plain int kept there)
 
 
@@ -417,20 +420,21 @@ def static_ints(dims, shape, arguments):
             and arguments[k] not in (0, 1)]
 
 
-def int_symbols(facts, before, static, arguments):
+def int_symbols(facts, before, static, arguments, first_extra=None):
     """``({(ARG, position): symbol}, {symbol: (-inf, None)})`` of the int arguments (of
     ``arguments``, the call's ``(*args, *kwargs.values())``) to take as symbols: all (``before``
     True: ``dynamic=True``), or those whose value differs from ``before`` (the last graph's
     guards: automatic dynamic), but those at the positions ``static``; named ``i0``, ``i1``, ...
     Python's reads of them are watched while recording (:mod:`.traced_ints`), so one that steers
-    Python is specialised again. (An object argument's guard is its id, an int too: not one.)"""
+    Python is specialised again. (An object argument's guard is its id, an int too: not one.) A position
+    from ``first_extra`` on that ``before`` lacks (an int derived since, :mod:`.closure_ints`) is one too."""
     if not before:
         return {}, {}
     old = {} if before is True else dict(before)
     found = {}
     for name, value in facts:
         if name.startswith("argument ") and name[9:].isdigit() and type(arguments[int(name[9:])]) is int:
-            was = old.get(name, value)
+            was = old.get(name, value if first_extra is None or int(name[9:]) < first_extra else None)
             if (before is True or not isinstance(was, int) or was != value) and int(name[9:]) not in static:
                 found[(ARG, int(name[9:]))] = symbol(f"i{len(found)}")
     return found, {e.args[0]: (-math.inf, None) for e in found.values()}
@@ -493,7 +497,7 @@ def float_capture(run, args, kwargs, world, positions, fn=None, reads=()):
         if k < len(arguments):
             arguments[k] = TracedFloat(arguments[k], (uses[k],), ("argument", k))
         uses[k].active = True
-    put = traced_reads(reads, fn, args, kwargs, len(arguments), uses, world)
+    put = traced_reads(reads, fn, args, kwargs, len(world.positions), uses, world)  # (after the cells' ints)
     TRACING.append(uses)
     patched, swapped, reads = patch_math(), len(SWAPPED), patch_minmax()  # (``math.sqrt(lr)`` traced too)
     swap_codes((fn,) if fn is not None else ())
@@ -515,6 +519,7 @@ def float_capture(run, args, kwargs, world, positions, fn=None, reads=()):
         restore_codes(swapped)
         unpatch_math(patched), unpatch_math(reads, builtins)
         made += _floats_made()
+        note_indexed(fn)  # (``x[:, :round(lr)]``: an int position at the next recording)
         for seen in uses.values():
             seen.active = False
         # ``self.lr = lr``: a write a replay does not repeat (a use), and the module keeps a plain

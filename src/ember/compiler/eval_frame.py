@@ -28,6 +28,7 @@ from .backends import compile_graph, log_enabled
 from .call_nodes import FreedOutputs, as_compiled
 from .custom_backend import custom_runner, first_run, first_split_run, is_custom, state_before
 from .capture import capture, input_names, unflatten
+from .closure_ints import HOWS, derived_from, relaxed_cells
 from .config_module import DynamoConfig
 from .duck_sizes import name_dims
 from .dynamic import capture_dynamic, marks as _marks, verify
@@ -50,6 +51,7 @@ from .options import BACKENDS, MODES, resolve as _resolve
 from .recheck import rechecking
 from .sources import escapes as _escapes, fetcher as _fetcher, relevant
 from .split import split as _split, split_as_cached
+from .symbolic import Expr
 
 __all__ = ["compile", "OptimizedModule", "reset", "disable", "set_stance", "is_compiling", "counters",
            "config", "MODES", "BACKENDS"]
@@ -104,6 +106,7 @@ class _Entry:
         self.varying = [(i, f) for i, (f, same) in enumerate(zip(self.fetch, fixed)) if not same]
         self.floats, self.marked = float_inputs(sources), has_returned_floats(cap.output)
         self.reads = getattr(cap, "float_reads", ())  # (the floats it reads: read_floats)
+        self.extras = getattr(cap, "extras", None)  # (the ints after the arguments it knew: closure_ints)
         self.mutated = [graph.placeholders.index(p) for p, _ in graph.mutations]
         if self.joint is not None and backend in ("aot_eager", "inductor"):
             # forward and backward both compiled, joined by one autograd node
@@ -159,7 +162,8 @@ class _Entry:
         """Runs a call whose guards hold; ``inputs``: its tensors (``World.inputs``)."""
         if self.uncut:
             return fn(*args, **kwargs)
-        reads = unobserved(read_values, self.reads, fn, args, kwargs) if self.reads else ()
+        reads = unobserved(read_values, self.reads, fn, args, kwargs, self.extras) if self.reads or self.floats or \
+            self.marked else ()
         if reads is None:  # (a path of its reads missing in this call: eagerly)
             return fn(*args, **kwargs)
         # (the graph holds what overrides and modes did in the recording: its replay hands them nothing)
@@ -368,10 +372,13 @@ class _CompiledFunction:
             lambda at, paths: float_capture(record, args, kwargs, world, floats + at, fn, paths), self._reads, fn, args,
             kwargs, facts, ints or bool(floats), lambda: snapshot(World(fn, args, kwargs, held=held), args, kwargs))
         facts = read_groups(float_guards(facts, symbols), world.optimizers)  # (a float Python used keeps its guard)
+        if shape is not None:  # (a closure cell's int taken as a symbol: any int there)
+            facts = relaxed_cells(facts, world, [k for k, e in shape.ints.items() if isinstance(e, Expr)],
+                                  lambda: snapshot(World(fn, args, kwargs, held=held), args, kwargs))
         # (an int specialised, not probed again at each new value)
         # (``k == 3`` True pins its int to one graph, not for good: dynamic.capture_dynamic's ``pinned``)
-        self._static_ints.update(set(static_ints(dims, shape, world.arguments)) - getattr(cap, "pinned", set()),
-                                 set(floats) - set(symbols))
+        self._static_ints.update(set(static_ints(dims, shape, world.positions)) - getattr(cap, "pinned", set()),
+                                 set(floats) - set(symbols) - derived_from(fn))  # (``round(lr)`` a size: traced again)
         if static is not None:  # the dynamic graph leaves this call's sizes out: a graph for them too
             counters["stats"]["unique_graphs"] += 1
             self._entries.append(_Entry(relevant(facts, static), static, self._backend, self._options,
@@ -435,7 +442,7 @@ class _CompiledFunction:
         if self._dynamic is False:
             return {}, {}, [], set()
         before = self._dynamic is True or self._entries and config.automatic_dynamic_shapes and self._entries[-1].facts
-        floats = float_positions(facts, before, self._static_ints, world.arguments)
+        floats = float_positions(facts, before, self._static_ints, world.positions)
         if declared is not None:
             return declared[0], declared[1], floats, set()
         inputs = world.inputs
@@ -459,7 +466,8 @@ class _CompiledFunction:
                             separate.add((i, d))
         static = {(i, d) for i, t in enumerate(inputs) for d in _marks(t, "static")}
         dims, ranges, separate = name_dims(inputs, wanted, separate, static,
-                                           *int_symbols(facts, before, self._static_ints, world.arguments))
+                                           *int_symbols(facts, before, self._static_ints, world.positions,
+                                                       len(world.arguments)))
         return dims, ranges, floats, separate
 
 
@@ -494,6 +502,7 @@ def reset():
         f._world, f._last, f._waited, f._gave_up = None, (None, None), False, False
         f._recheck, f._missed, f._split, f._plan, f._recheck_for, f._other = None, 0, None, None, None, None
     shared_cache.clear()
+    HOWS.clear()  # (the derived ints found: closure_ints.py)
     counters.clear()
 
 

@@ -21,7 +21,7 @@ from .._ops.pointwise_unary import Exp, Expm1, Log1p, Neg
 from .._ops import refusals, shrink
 from ..nn.functional import activation
 
-__all__ = ["ATTRIBUTE_INPUTS", "ATTRIBUTE_OPS", "AS_USER", "FILLS_READ", "INT_FILLS_READ"]
+__all__ = ["ATTRIBUTE_INPUTS", "ATTRIBUTE_OPS", "AS_USER", "FILLS_READ", "INT_FILLS_READ", "INT_FILLS_COMPARED"]
 
 # the float attributes an op's graph node may take as inputs (``elu``'s alpha and, for ``celu``,
 # input_scale; not selu's fixed ``scale``)
@@ -40,6 +40,9 @@ AS_USER = {activation.hardtanh.__code__, activation.softshrink.__code__, activat
 FILLS_READ = {inspect.unwrap(f).__code__ for f in (_creation.tensor, _creation.as_tensor, _creation._infer)}
 # ember's code whose NumPy call reads an int's value as a fill (``new_full((2,), round(lr))``): no use, as above
 INT_FILLS_READ = {inspect.unwrap(f).__code__ for f in (_creation.full, _creation._beside)}
+# ember's code comparing an int fill with its dtype's range: no use where the fill is a node (an int64 one's guard
+# checks the range, traced_floats.fill_node), and a use there otherwise
+INT_FILLS_COMPARED = {_creation._overflows.__code__}
 
 
 def _call(tracer, op, args, meta):

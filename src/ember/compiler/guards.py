@@ -29,6 +29,7 @@ from ..nn.modules import module as _module
 from ..nn.modules.module import Module
 from ..optim.optimizer import Optimizer, step_hook_functions
 from .capture import flatten
+from .closure_ints import CONSTANTS, cell_ints, extra_ints
 from .contents import (DEPTH, LARGE, baked, container, flat, flat_or_over, flats, function_like, held_contents, same,
                        scalar, scalar_key, sharing)
 from .group_writes import BEFORE, READ
@@ -37,7 +38,7 @@ from .reads import _MISSING, _class_values, _defaults, _read, class_attributes, 
 from .side_effects import global_names, plain_object, unread_attributes, user_class, user_code
 from .input_grads import input_facts
 from .sources import ATTRIBUTES
-from .symbolic import Expr, evaluate, free_symbols
+from .guard_checks import bind, first_difference, holds, input_name, with_patterns
 
 __all__ = ["World", "snapshot", "holds", "bind", "first_difference", "with_patterns", "object_tensors",
            "optimizer_facts", "constants", "code_ids", "reads_hold", "hook_ids"]
@@ -75,6 +76,9 @@ class World:
             free = free + [v for o in args if isinstance(o, Optimizer) for v in _optimizer_values(o, set(), [])]
         self.read_values = free
         self.arguments = (*args, *kwargs.values())
+        # the ints in the function's closure cells, and those derived: positions after the arguments (closure_ints.py)
+        self.cells = cell_ints(fn)
+        self.positions = (*self.arguments, *extra_ints(fn, self.arguments))
         if same_fn and free is previous.read_values and same(self.arguments, previous.arguments):
             self.kinds = previous.kinds
         else:
@@ -401,7 +405,7 @@ def snapshot(world, args, kwargs):
              ("autocast dtype (none: autocast off)", _autocast.AUTOCAST.dtype),
              ("TorchFunctionMode stack (types) and DisableTorchFunction[Subclass]", torch_function_state())]
     # (a Tensor subclass's class too: its graph returns its class's tensors, a plain one's plain ones)
-    facts += [(_input_name(i), (t._data.shape, t.dtype, t.requires_grad) if type(t) is Tensor else
+    facts += [(input_name(i), (t._data.shape, t.dtype, t.requires_grad) if type(t) is Tensor else
                (t._data.shape, t.dtype, t.requires_grad, type(t))) for i, t in enumerate(world.inputs)]
     facts += input_facts(world.inputs)  # (which have a .grad, gradient hooks: sources.relevant)
     declared = {id(h[1]) for h in world.held}  # objects whose tensors are inputs: by type and contents
@@ -411,8 +415,9 @@ def snapshot(world, args, kwargs):
                           else id(value)))
         if container(value):
             facts.append((f"argument {i} (Python values inside)", baked(value)))
+    facts += [(f"argument {k}", world.positions[k]) for k in range(len(world.arguments), len(world.positions))]
     facts.append(("argument count and keyword names", (len(args), tuple(kwargs))))
-    facts.append(("Python values read from globals and closures (also inside containers)", world.constants))
+    facts.append((CONSTANTS, world.constants))
     facts.append(("functions called from globals and closures (code identity)", world.codes))
     facts.append(("tensors read from globals, closures and argument objects (identity, shape, dtype, "
                   "requires_grad)", tuple([(id(t), t._data.shape, t.dtype, t.requires_grad) for t in world.free])))
@@ -496,105 +501,3 @@ def _hyperparameter(value, is_input):
     if isinstance(value, Tensor):
         value = value._data.item()
     return value == 0 if is_input else value
-
-
-@functools.lru_cache(maxsize=None)
-def _input_name(i):
-    return f"input {i} (shape, dtype, requires_grad)"
-
-
-def holds(expected, actual):
-    """True when every guard of ``expected`` (a subset of a snapshot, in its order) has the
-    same value in ``actual``: the fast check made before each replay."""
-    i = 0
-    for name, value in actual:
-        if i < len(expected) and expected[i][0] == name:
-            if expected[i][1] != value:
-                return False
-            i += 1
-    return i == len(expected)
-
-
-def with_patterns(facts, shape):
-    """``facts`` with the input shapes of a dynamic graph replaced by their patterns
-    (``shape.patterns``: ints and size expressions, see :mod:`.dynamic`)."""
-    patterns = {_input_name(i): p for i, p in shape.patterns.items()}
-    ints = {f"argument {k}": e for k, e in shape.ints.items()}
-    return [(name, (patterns[name],) + value[1:]) if name in patterns else
-            (name, ints[name]) if name in ints else (name, value) for name, value in facts]
-
-
-def bind(expected, actual, ranges):
-    """Like :func:`holds` for a dynamic graph's guards (``expected`` made by
-    :func:`with_patterns`): the values of its size symbols (``{name: int}``) when every guard
-    holds, every symbol is inside its range ``ranges[name] = (lo, hi)``, every derived size
-    equals its expression and each condition of ``ranges.conds`` holds (Python's comparisons:
-    :class:`~.dynamic_ints.Ranges`); else None."""
-    sizes, derived, i = {}, [], 0
-    for name, value in actual:
-        if i < len(expected) and expected[i][0] == name:
-            want = expected[i][1]
-            # (an int argument's symbol binds without ``!=``: an Expr's comparison is symbolic, slow)
-            if (isinstance(want, Expr) or want != value) and not _bind_shape(want, value, sizes, derived):
-                return None
-            i += 1
-    if i != len(expected):
-        return None
-    for name, (lo, hi) in ranges.items():
-        v = sizes.get(name)
-        if v is None or v < lo or hi is not None and v > hi:
-            return None
-    if any(evaluate(e, sizes) != v for e, v in derived):
-        return None
-    if any(not c.evaluate(sizes) for c in getattr(ranges, "conds", ())):  # (``k == 3`` False: ``i0 != 3``)
-        return None
-    return sizes
-
-
-def _bind_shape(want, got, sizes, derived):
-    """Matches one input's ``(pattern, dtype, requires_grad)`` against its ``(shape, ...)``,
-    or a scalar argument's symbol against its int."""
-    if isinstance(want, Expr):
-        if type(got) is not int:
-            return False
-        if want.op == "sym":
-            return sizes.setdefault(want.args[0], got) == got
-        derived.append((want, got))
-        return True
-    if not isinstance(want, tuple) or len(want) < 3 or not isinstance(got, tuple) or want[1:] != got[1:]:
-        return False
-    pattern, shape = want[0], got[0]
-    if not isinstance(pattern, tuple) or len(pattern) != len(shape):
-        return False
-    for p, n in zip(pattern, shape):
-        if not isinstance(p, Expr):
-            if p != n:
-                return False
-        elif p.op == "sym":
-            if sizes.setdefault(p.args[0], n) != n:
-                return False
-        else:
-            derived.append((p, n))
-    return True
-
-
-def first_difference(expected, actual, ranges=None):
-    """The name and values of the first guard of ``expected`` that ``actual`` (both
-    ``snapshot`` lists, ``expected`` maybe a subset) does not meet, or None when all hold.
-    ``ranges``: a dynamic graph's symbol ranges (see :func:`bind`)."""
-    actual = dict(actual)
-    sizes = {}
-    for name, want in expected:
-        got = actual.get(name, _MISSING)
-        if got is _MISSING:
-            return f"{name}: no longer there"
-        if want != got and (ranges is None or not _bind_shape(want, got, sizes, [])):
-            return f"{name}: expected {want!r}, got {got!r}"
-    for name, (lo, hi) in (ranges or {}).items():
-        v = sizes.get(name)
-        if v is not None and (v < lo or hi is not None and v > hi):
-            return f"size {name} = {v} is outside the graph's range [{lo}, {'inf' if hi is None else hi}]"
-    for c in getattr(ranges, "conds", ()):
-        if all(n in sizes for n in free_symbols(c)) and not c.evaluate(sizes):
-            return f"{c} is false ({', '.join(f'{n} = {sizes[n]}' for n in free_symbols(c))})"
-    return None

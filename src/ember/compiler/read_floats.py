@@ -26,6 +26,7 @@ import types
 
 from ..nn.modules.module import Module
 from ..optim.optimizer import Optimizer
+from .closure_ints import extra_ints
 from .contents import held_contents
 from .group_writes import READ
 from .side_effects import plain_object, user_code
@@ -168,15 +169,20 @@ def put_or_delete(path, fn, args, kwargs, value):
     del holder[key]
 
 
-def read_values(paths, fn, args, kwargs):
-    """The floats at ``paths`` in this call, or None where one is not there or not a float (the
+def read_values(paths, fn, args, kwargs, extras=None):
+    """The ints in the closure cells of ``fn`` and those derived (positions right after the arguments,
+    :mod:`.closure_ints`; the first ``extras``, as many as the recording had: those derived since come
+    after), then the floats at ``paths`` in this call; None where one is not there or not a float (the
     guards checked them: a graph of other objects' code, ``rebind.py``, may meet another layout)."""
+    cells = tuple(extra_ints(fn, (*args, *kwargs.values()))[:extras])
+    if not paths:
+        return cells
     try:
         functions = _functions(fn)
         values = tuple([_get(p, functions, args, kwargs) for p in paths])
     except (LookupError, AttributeError, TypeError, ValueError):
         return None
-    return values if all(type(v) is float for v in values) else None
+    return cells + values if all(type(v) is float for v in values) else None
 
 
 def _key(value):
@@ -299,7 +305,8 @@ def lifted_capture(capture, reads, fn, args, kwargs, facts, ints_traced, facts_o
     with the paths Python did not use guarded as any float (:class:`LeafGuard`) where any was traced."""
     now = float_reads(fn, args, kwargs)
     paths = changed_reads(reads.seen, now, reads.static, ints_traced, reads.written)
-    reads.seen, first = now, len(args) + len(kwargs)
+    arguments = (*args, *kwargs.values())  # (then the cells' and derived ints: closure_ints.py)
+    reads.seen, first = now, len(arguments) + len(extra_ints(fn, arguments))
     result, cap, shape, static, symbols = capture([first + j for j in range(len(paths))], paths)
     reads.written.update(getattr(cap, "floats_written", ()))
     lifted = {p: symbols.pop(first + j) for j, p in enumerate(paths) if first + j in symbols}
@@ -308,7 +315,7 @@ def lifted_capture(capture, reads, fn, args, kwargs, facts, ints_traced, facts_o
     READ.update(filter(None, [optimizer_of(p, fn, args, kwargs) for p in paths if lifted.get(p, True)]))
     for made in (cap, static):
         if made is not None:
-            made.float_reads = tuple(paths)
+            made.float_reads, made.extras = tuple(paths), first - len(arguments)
     if lifted:
         facts = _relaxed({p: any_float(now[p], conds) for p, conds in lifted.items()}, now, fn, args, kwargs, facts_of,
                          getattr(cap, "path_writes", ()))

@@ -70,8 +70,9 @@ def canonical(facts, world):
             value = tuple([(position(key), *rest) for key, *rest in value])
         elif name.startswith("optimizer") and name.endswith("(identity, by group)"):
             value = tuple([tuple(map(position, group)) for group in value])
-        elif name.startswith("argument ") and name[9:].isdigit():
-            argument = world.arguments[int(name[9:])]
+        elif name.startswith("argument ") and name[9:].isdigit() and int(name[9:]) < len(world.positions):
+            # (a position past them: an int derived during the call's recording, closure_ints.py)
+            argument = world.positions[int(name[9:])]
             if not scalar(argument) and value == id(argument):
                 value = kind(argument)
         out.append((name, value))

@@ -94,11 +94,18 @@ ANY_FLOAT = _AnyFloat()
 
 _NAN = float("nan")
 _HOLDS = {"__lt__": "<", "__le__": "<=", "__gt__": ">", "__ge__": ">=", "__eq__": "==", "__ne__": "!=",
-          "huge": "is beyond float32's range"}
+          "huge": "is beyond float32's range", "int64": "is an int64 a double holds"}
 _NOT = {"__lt__": ">=", "__le__": ">", "__gt__": "<=", "__ge__": "<", "__eq__": "!=", "__ne__": "==",
-        "huge": "is within float32's range"}
-_CHECKS = {**COMPARISONS, "huge": lambda value, _: _huge(value)}  # (float_conditions' outcomes)
+        "huge": "is within float32's range", "int64": "is no int64 a double holds"}
+_CHECKS = {**COMPARISONS, "huge": lambda value, _: _huge(value), "int64": lambda value, _: _exact_int64(value)}
+# (float_conditions' outcomes)
+
+
+def _exact_int64(value):
+    """Whether int ``value`` is an int64 that a double holds exactly (the graph's fill takes it as one)."""
+    return INT_MIN <= value < -INT_MIN and float(value) == value
 _ARITHMETIC = {"add": operator.add, "sub": operator.sub, "mul": operator.mul, "div": operator.truediv}
+_BITWISE = ("rshift", "lshift", "and", "or", "xor")
 
 
 def float_conditions(position, uses, made):
@@ -115,6 +122,8 @@ def float_conditions(position, uses, made):
     # ``F.elu(x, lr * 1e10)``, ``clamp(x, max=lr)`` raise where it is, the graph's cast gives inf)
     computed += [("huge", None, _huge(f), f) for f in made if type(f) is TracedFloat and f.checked
                  and _positions(f) == {position}]
+    computed += [("int64", None, True, f) for f in made if type(f) is FloatInt and f.__dict__.get("filled")
+                 and position in _positions(f)]  # (an int64 fill of it: ``full((2,), round(lr))``)
     for name, number, outcome, f in (*uses.compared, *computed):
         how = _how(f)
         if _positions(f) != {position}:
@@ -127,7 +136,9 @@ def float_conditions(position, uses, made):
 
 
 # computed by Python at each call (float_inputs): the originals of math's functions (patch_math)
-_PYTHON = {"pow": pow, "round": round, "floordiv": operator.floordiv, "mod": operator.mod, **{f"math.{name}": getattr(math, name) for name in (*MATH, "floor", "ceil", "trunc", "fabs")}}
+_PYTHON = {"pow": pow, "round": round, "floordiv": operator.floordiv, "mod": operator.mod, "abs": abs,
+           "rshift": operator.rshift, "lshift": operator.lshift, "and": operator.and_, "or": operator.or_,
+           "xor": operator.xor, **{f"math.{name}": getattr(math, name) for name in (*MATH, "floor", "ceil", "trunc", "fabs")}}
 _TRACED = (TracedFloat, FloatInt)  # (a FloatInt: ``int(lr)``, ``("math.trunc", lr)``)
 
 
@@ -168,7 +179,7 @@ def _value(how, argument):
         return evaluate(how[1], {name: int(argument(k)) for name, k in how[2]})
     if how[0] == "neg":
         return -_value(how[1], argument)
-    if how[0].startswith("math."):
+    if how[0].startswith("math.") or how[0] == "abs":
         return _PYTHON[how[0]](_value(how[1], argument))
     return {**_ARITHMETIC, **_PYTHON}[how[0]](_value(how[1], argument), _value(how[2], argument))
 
@@ -196,8 +207,8 @@ def _to_int(how):
     """Whether ``how`` computes an int (``round(lr)``, ``math.floor(lr) + 1``: a :class:`~.traced_ints.FloatInt`)."""
     if type(how) is not tuple:
         return type(how) in (int, bool)
-    if how[0] in ("add", "sub", "mul", "neg", "floordiv", "mod"):
-        return _to_int(how[1]) and (how[0] == "neg" or _to_int(how[2]))
+    if how[0] in ("add", "sub", "mul", "neg", "abs", "floordiv", "mod", "pow", *_BITWISE):
+        return _to_int(how[1]) and (how[0] in ("neg", "abs") or _to_int(how[2]))  # (``** k``: k an int >= 0)
     return how[0] in ("math.floor", "math.ceil", "math.trunc") or how[0] == "round" and how[2] is None
 
 
@@ -208,9 +219,10 @@ def _spell(how):
         return "x" if how[0] == "argument" else repr(how[1])
     if how[0] == "neg":
         return f"-{_spell(how[1])}"
-    if how[0].startswith("math."):
+    if how[0].startswith("math.") or how[0] == "abs":
         return f"{how[0]}({_spell(how[1])})"
-    sign = dict(add='+', sub='-', mul='*', div='/', pow='**', floordiv='//', mod='%').get(how[0])
+    sign = dict(add='+', sub='-', mul='*', div='/', pow='**', floordiv='//', mod='%', rshift='>>', lshift='<<',
+                xor='^', **{"and": '&', "or": '|'}).get(how[0])
     return f"({_spell(how[1])} {sign} {_spell(how[2])})" if sign else f"{how[0]}({_spell(how[1])}, {_spell(how[2])})"
 
 
@@ -375,7 +387,7 @@ def _save_traced(output, floats):
 
 # the factories filling with a number, and the name of their parameter holding it (``fill_`` calls ``full``)
 _FILLS = {"full": "fill_value", "new_full": "fill_value", "full_like": "fill_value", "tensor": "data", "as_tensor": "data"}
-_FILL_DTYPES = {"float64": float64, "float32": float32, "float16": float16, "bfloat16": bfloat16}
+_FILL_DTYPES = {"float64": float64, "float32": float32, "float16": float16, "bfloat16": bfloat16, "int64": _dtype.int64}
 
 
 def fill_node(tracer, array, frame):
@@ -399,12 +411,15 @@ def fill_node(tracer, array, frame):
     value = filling and filling.f_locals.get(_FILLS[filling.f_code.co_name])
     dtype = _FILL_DTYPES.get(getattr(getattr(array, "dtype", None), "name", None))
     if type(value) not in _TRACED or any(f is not value for f in found) or filling.f_locals.get("requires_grad") \
-            or type(array) is not np.ndarray or dtype is None:
+            or type(array) is not np.ndarray or dtype is None or dtype is _dtype.int64 and not (
+            type(value) is FloatInt and _exact_int64(int.__int__(value))):  # (an int64 fill of an int held exactly)
         for f in found:
             for seen in f.uses:
                 seen.append(("read by a factory into a constant", "(in the recording)"))
         return
     node = _node(tracer, value)
+    if dtype is _dtype.int64:  # (its guard checks the int is one: float_conditions)
+        value.filled = True
     if type(value) is TracedFloat:  # (``full((2,), 1e39)`` raises: float_conditions; a FloatInt's range is int64's)
         value.checked = value.checked or dtype is not float64
     if dtype is not float64:

@@ -31,7 +31,7 @@ import sysconfig
 
 import numpy as np
 
-from .float_attributes import AS_USER, ATTRIBUTE_INPUTS, FILLS_READ, INT_FILLS_READ
+from .float_attributes import AS_USER, ATTRIBUTE_INPUTS, FILLS_READ, INT_FILLS_COMPARED, INT_FILLS_READ
 from .patches import PerThread
 from .structure import EMBER_DIR, user_frame
 from .symbolic import subexpressions
@@ -52,6 +52,9 @@ MINMAX = PerThread(dict)
 SIZED = PerThread(list)
 # the comparisons eager's slicing made of traced int bounds (``x[:k]``: ``k >= 0``, ``k <= 6``): _note_bounds
 BOUNDS = PerThread(list)
+# ints Python made of traced floats that ember's code read as an index (``x[:, :round(lr)]``), and while a
+# recording takes such ints as int positions (derived_ints.py), ``{how: traced int}``: what ``round(lr)`` gives
+INDEXED, DERIVED = PerThread(list), PerThread(dict)
 INT_POSITIONS = PerThread(dict)  # the traced ints' symbols -> their arguments' positions (``k * 0.5``: traced_floats)
 
 _EMBER = EMBER_DIR + os.sep
@@ -240,11 +243,17 @@ class FloatInt(int):
 COMPARISONS = {"__lt__": operator.lt, "__le__": operator.le, "__gt__": operator.gt, "__ge__": operator.ge,
            "__eq__": operator.eq, "__ne__": operator.ne}
 _OPERATORS = {"add": operator.add, "sub": operator.sub, "mul": operator.mul, "div": operator.truediv,
-              "floordiv": operator.floordiv, "mod": operator.mod}
-# an int Python made of traced floats divided with a number (``int(lr * 2) // 3``, ``round(lr) % 4``):
-# computed by Python too (a divisor of 0 raises Python's error, in the recording and in the guards)
+              "floordiv": operator.floordiv, "mod": operator.mod, "pow": operator.pow, "rshift": operator.rshift,
+              "lshift": operator.lshift, "and": operator.and_, "or": operator.or_, "xor": operator.xor}
+# an int Python made of traced floats divided with a number (``int(lr * 2) // 3``, ``round(lr) % 4``,
+# ``round(lr) // round(lr * 0.5 + 1)``), shifted or masked (``round(lr) >> 1``) or raised to a
+# power (``int(lr) ** 2``): computed by Python too (a divisor of 0, a negative shift raise Python's
+# error, in the recording and in the guards)
 _INT_DIVISION = {"__floordiv__": ("floordiv", False), "__rfloordiv__": ("floordiv", True),
-                 "__mod__": ("mod", False), "__rmod__": ("mod", True)}
+                 "__mod__": ("mod", False), "__rmod__": ("mod", True), "__rshift__": ("rshift", False),
+                 "__lshift__": ("lshift", False), "__and__": ("and", False), "__rand__": ("and", True),
+                 "__or__": ("or", False), "__ror__": ("or", True), "__xor__": ("xor", False), "__rxor__": ("xor", True)}
+_BITWISE = {"rshift", "lshift", "and", "or", "xor"}  # (of ints only)
 
 
 def _int_noting(name, method):
@@ -253,10 +262,16 @@ def _int_noting(name, method):
         if self.uses[0].active and _from_user() and all(seen.floats for seen in self.uses):
             if name == "__neg__":
                 return FloatInt(method(self), self.uses, ("neg", self, None))
+            if name == "__abs__":  # (``abs(round(lr))``)
+                return FloatInt(method(self), self.uses, ("abs", self))
             how = _FLOAT_ARITHMETIC.get(name) or _INT_DIVISION.get(name)
-            if how is not None and (type(other) in (int, bool, float, FloatInt) or type(other) is TracedFloat and how[0] in (
+            if name == "__pow__" and type(other) is int and other >= 0:  # (``int(lr) ** 2``: an int; ``** -1`` a float)
+                how = ("pow", False)
+            if how is not None and (type(other) in (int, bool, float, FloatInt) and not (
+                    how[0] in _BITWISE and type(other) is float) or type(other) is TracedFloat and how[0] in (
                     "add", "sub", "mul") and all(seen.floats for seen in other.uses)) and not (
-                    how[0] in ("div", "floordiv", "mod") and not how[1] and other == 0):  # (``round(lr) * self.c``, traced)
+                    how[0] in ("div", "floordiv", "mod") and not how[1] and _plain_number(other) == 0):
+                # (``round(lr) * self.c``, traced; a FloatInt divisor's zero is checked by its guard)
                 uses = self.uses + tuple(u for u in getattr(other, "uses", ()) if u not in self.uses)
                 operands = (other, int.__int__(self)) if how[1] else (int.__int__(self), other)
                 result = _OPERATORS[how[0]](*(int.__int__(v) if type(v) is FloatInt else float.__float__(v)
@@ -268,7 +283,8 @@ def _int_noting(name, method):
                 for seen in self.uses:
                     seen.compared.append(("__ne__", 0, outcome, self) if name == "__bool__" else (name, other, outcome, self))
                 return outcome
-        if self.uses[0].active and not (name in _READS and _filling()):
+        if self.uses[0].active and not (name in _READS and _filling() or name in COMPARISONS and _filling(
+                INT_FILLS_COMPARED)):
             for seen in self.uses:
                 seen.append((name, user_frame()))
         return method(self, *args)
@@ -279,13 +295,26 @@ def _int_noting(name, method):
 _READS = {"__int__", "__index__", "__float__"}
 
 
-def _filling():
-    """Whether NumPy reads the int for a fill of ember's factory (:data:`~.float_attributes.INT_FILLS_READ`),
+def how_key(f):
+    """The computation of a traced float or :class:`FloatInt` of float arguments as plain tuples
+    (``("round", ("argument", 1), None)``), as :func:`.traced_floats._how` spells it."""
+    if type(f) not in (TracedFloat, FloatInt) or f.how[0] == "argument":
+        return f if type(f) not in (TracedFloat, FloatInt) else f.how
+    return (f.how[0], *map(how_key, f.how[1:]))
+
+
+def _plain_number(value):
+    return int.__int__(value) if type(value) is FloatInt else value  # (its own ``==`` would note a use)
+
+
+def _filling(codes=INT_FILLS_READ):
+    """Whether NumPy reads the int for a fill of ember's factory (:data:`~.float_attributes.INT_FILLS_READ`;
+    or the factory compares it with its dtype's range, ``codes`` :data:`~.float_attributes.INT_FILLS_COMPARED`),
     which :func:`.traced_floats.fill_node` checks (a node, or a use)."""
     frame = sys._getframe(2)
     while frame is not None and frame.f_code.co_filename.startswith(_NUMPY):
         frame = frame.f_back
-    return frame is not None and frame.f_code in INT_FILLS_READ
+    return frame is not None and frame.f_code in codes
 
 
 for _name in dir(int):
@@ -355,8 +384,9 @@ def _float_noting(name, method):
         elif user:
             if name in _TO_INT and (not args or args == (None,)) and all(seen.floats for seen in self.uses):
                 # (``int(lr)``, ``round(lr)``, ``math.floor(lr)``: an int Python computes at each call)
-                return FloatInt(method(self), self.uses, (_TO_INT[name], self, None) if name == "__round__"
+                made = FloatInt(method(self), self.uses, (_TO_INT[name], self, None) if name == "__round__"
                                 else (_TO_INT[name], self))
+                return DERIVED.get(how_key(made), made) if DERIVED else made
             how = _FLOAT_ARITHMETIC.get(name)
             if name == "__abs__" and all(seen.floats for seen in self.uses):  # (``abs(lr)``: Python's at each call)
                 return TracedFloat(method(self), self.uses, ("math.fabs", self))
@@ -437,6 +467,8 @@ def traced_operands(op, inputs, attrs):
             found[name] = attrs[name]
     for value in (*(x for i, x in enumerate(inputs) if i not in found), *(v for k, v in attrs.items() if k not in found)):
         for x in _floats_in(value):
+            if op.name == "Slice" and type(x) is FloatInt and all(seen.floats for seen in x.uses):
+                INDEXED.append(x)  # (``x[:, :round(lr)]``: an int position at the next recording, closure_ints.py)
             for seen in x.uses:
                 seen.append(("an op's attribute", user_frame()))
     came = {i: x.expr if type(x) is TracedInt else None for i, x in enumerate(inputs) if traced(x)}

@@ -123,8 +123,9 @@ def note_float_operands(frame):
         hits = [traced[n] for n in names if n in traced and (type(traced[n]) is not TracedFloat or _to_int(right))]
         if type(_simple_value(right, frame)) in (TracedInt, FloatInt):  # (self.k, cfg.k)
             hits.append(_simple_value(right, frame))
-        if hits and _holds_float(left, frame) and _span_kind(left, frame) != "tensor" \
-                and _span_kind(right, frame) != "float":  # (a float on the right: its own method runs)
+        if hits and _holds_float(left, frame) and _span_kind(left, frame) not in ("tensor", "int") \
+                and _span_kind(right, frame) != "float":  # (a float on the right: its own method runs; an int of
+            # floats on the left, ``round(lr) // round(lr * 0.5 + 1)``: its own method)
             for seen in {id(u): u for hit in hits for u in (hit.uses if type(hit) is not TracedInt else (hit.uses,))}.values():
                 if seen.active:
                     seen.append(("a float's operator", f"{code.co_filename}:{line}: (a float operand before the int)"))
