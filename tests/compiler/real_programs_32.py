@@ -428,5 +428,112 @@ def spatial_transformer(lib, compile=_plain, batch=4):
                                  lambda out: out.max(1, keepdim=True)[1])
 
 
+def style_transfer(lib, compile=_plain, image=12, width=6, steps_per_call=4):
+    """The PyTorch tutorial "Neural Transfer Using PyTorch" (``advanced_source/
+    neural_style_tutorial.py``): ``ContentLoss``/``StyleLoss`` modules that set ``self.loss``
+    (``mse_loss``, of Gram matrices by ``mm(features, features.t()).div``) as they pass their input
+    on, inserted into a copy of a frozen CNN (``requires_grad_(False)``, eval) behind a
+    ``Normalization`` module, the Sequential cut after the last loss (``model[:(i + 1)]``); LBFGS over
+    the input image, whose ``closure`` (``input_img.clamp_(0, 1)`` under ``no_grad``, the weighted
+    sums of the modules' ``.loss``, ``backward``, ``run[0] += 1``) is compiled. A random 4-conv CNN
+    stands in for the pretrained VGG19; one ``optimizer.step(closure)`` an iteration."""
+    nn, F = lib.nn, lib.nn.functional
+
+    class ContentLoss(nn.Module):
+        def __init__(self, target):
+            super().__init__()
+            self.target = target.detach()
+
+        def forward(self, input):
+            self.loss = F.mse_loss(input, self.target)
+            return input
+
+    def gram_matrix(input):
+        a, b, c, d = input.size()
+        features = input.view(a * b, c * d)
+        return lib.mm(features, features.t()).div(a * b * c * d)
+
+    class StyleLoss(nn.Module):
+        def __init__(self, target_feature):
+            super().__init__()
+            self.target = gram_matrix(target_feature).detach()
+
+        def forward(self, input):
+            self.loss = F.mse_loss(gram_matrix(input), self.target)
+            return input
+
+    class Normalization(nn.Module):
+        def __init__(self, mean, std):
+            super().__init__()
+            self.mean, self.std = lib.tensor(mean).view(-1, 1, 1), lib.tensor(std).view(-1, 1, 1)
+
+        def forward(self, img):
+            return (img - self.mean) / self.std
+
+    def get_style_model_and_losses(cnn, mean, std, style_img, content_img, content_layers=("conv_4",),
+                                   style_layers=("conv_1", "conv_2", "conv_3", "conv_4")):
+        content_losses, style_losses = [], []
+        model, i = nn.Sequential(Normalization(mean, std)), 0
+        for layer in cnn.children():
+            if isinstance(layer, nn.Conv2d):
+                i += 1
+                name = f"conv_{i}"
+            elif isinstance(layer, nn.ReLU):
+                name, layer = f"relu_{i}", nn.ReLU(inplace=False)
+            else:
+                name = f"pool_{i}"
+            model.add_module(name, layer)
+            if name in content_layers:
+                content_loss = ContentLoss(model(content_img).detach())
+                model.add_module(f"content_loss_{i}", content_loss)
+                content_losses.append(content_loss)
+            if name in style_layers:
+                style_loss = StyleLoss(model(style_img).detach())
+                model.add_module(f"style_loss_{i}", style_loss)
+                style_losses.append(style_loss)
+        for i in range(len(model) - 1, -1, -1):
+            if isinstance(model[i], (ContentLoss, StyleLoss)):
+                break
+        return model[:(i + 1)], style_losses, content_losses
+
+    lib.manual_seed(0)
+    cnn = nn.Sequential(nn.Conv2d(3, width, 3, padding=1), nn.ReLU(inplace=True), nn.Conv2d(width, width, 3, padding=1),
+                        nn.ReLU(inplace=True), nn.MaxPool2d(2, 2), nn.Conv2d(width, 2 * width, 3, padding=1),
+                        nn.ReLU(inplace=True), nn.Conv2d(2 * width, 2 * width, 3, padding=1), nn.ReLU(inplace=True)).eval()
+    style_img, content_img = lib.rand(1, 3, image, image), lib.rand(1, 3, image, image)
+    input_img = content_img.clone()
+    model, style_losses, content_losses = get_style_model_and_losses(
+        cnn, [0.485, 0.456, 0.406], [0.229, 0.224, 0.225], style_img, content_img)
+    input_img.requires_grad_(True)
+    model.eval()
+    model.requires_grad_(False)
+    optimizer = lib.optim.LBFGS([input_img], max_iter=steps_per_call)
+    run, style_weight, content_weight = [0], 1000000, 1
+
+    @compile
+    def closure():
+        with lib.no_grad():
+            input_img.clamp_(0, 1)
+        optimizer.zero_grad()
+        model(input_img)
+        style_score = 0
+        content_score = 0
+        for sl in style_losses:
+            style_score += sl.loss
+        for cl in content_losses:
+            content_score += cl.loss
+        style_score *= style_weight
+        content_score *= content_weight
+        loss = style_score + content_score
+        loss.backward()
+        run[0] += 1
+        return style_score + content_score
+
+    def step():
+        loss = optimizer.step(closure)
+        return [loss.item(), run[0], style_losses[0].loss.item(), content_losses[0].loss.item()]
+    return model, lambda: step() + input_img.detach().flatten().tolist()
+
+
 PROGRAMS = {"gcn": gcn, "translation": translation, "mnist": mnist, "seq2seq": seq2seq,
-            "spatial_transformer": spatial_transformer}
+            "spatial_transformer": spatial_transformer, "style_transfer": style_transfer}

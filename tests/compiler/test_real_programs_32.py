@@ -3,8 +3,9 @@
 The programs (condensed in ``real_programs_32.py``): pytorch/examples' gcn (sparse COO features and
 adjacency, ``spmm``, the whole ``train_iter`` compiled), language_translation (``nn.Transformer``
 with padding masks, the train step and ``greedy_decode`` compiled) and mnist, and the PyTorch
-tutorials' seq2seq translation (GRUs, Bahdanau attention, teacher forcing, the epoch compiled) and
-spatial transformer (``affine_grid``, ``grid_sample``). Each runs two iterations (seq2seq three) and must log torch
+tutorials' seq2seq translation (GRUs, Bahdanau attention, teacher forcing, the epoch compiled),
+spatial transformer (``affine_grid``, ``grid_sample``) and neural style transfer (loss modules
+setting ``self.loss``, LBFGS over the image, the closure compiled). Each runs two iterations (seq2seq three) and must log torch
 2.13's eager numbers and end with its parameters; compiled with the ``aot_eager`` backend
 (``benchmarks/bench_real_programs_32.py`` runs the default one and times it).
 
@@ -68,21 +69,29 @@ def _invariant(name, key, p):
     return mask
 
 
+# style_transfer: LBFGS's line search over Gram-matrix losses of 1e-7 (cancellation): torch 2.13's
+# own logs with 1 and 4 threads differ by 1e-4 relative there (style loss 1.40602e-7 / 1.40617e-7)
+TOLERANCE = {"style_transfer": (1e-3, 1e-4)}
+
+
 @pytest.mark.parametrize("name", list(programs.PROGRAMS))
 def test_compiled_program_logs_torchs_numbers_and_ends_with_its_parameters(name):
     (log, params), (got, ours), _ = _runs(name)
+    rtol, atol = TOLERANCE.get(name, (1e-5, 1e-6))
     for expected, step in zip(log, got):
-        np.testing.assert_allclose(step, expected, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(step, expected, rtol=rtol, atol=atol)
     for key, expected in params.items():
         keep = ~_invariant(name, key, expected)
         np.testing.assert_allclose(ours[key][keep], expected[keep], rtol=1e-4, atol=5e-5, err_msg=key)
 
 
-# graphs and breaks over two iterations (seq2seq: three; recorded twice, split at loss.item() on the third); torch 2.13's (a CompileCounter backend, three iterations):
+# graphs and breaks over two iterations (seq2seq: three; recorded twice, split at loss.item() on
+# the third); torch 2.13's (a CompileCounter backend, three iterations):
 # gcn 1 frame, 6 breaks (its sparse tensors), translation 10 frames, 15 breaks (.item(), the
 # encoder's causal-mask check, backward), mnist 2 = 2, seq2seq 4 frames, 2 breaks,
-# spatial_transformer 2 = 2
-COUNTS = {"gcn": (0, 0), "translation": (5, 6), "mnist": (2, 0), "seq2seq": (2, 2), "spatial_transformer": (2, 0)}
+# spatial_transformer 2 = 2, style_transfer 4 frames, 2 breaks (zero_grad)
+COUNTS = {"gcn": (0, 0), "translation": (5, 6), "mnist": (2, 0), "seq2seq": (2, 2), "spatial_transformer": (2, 0),
+          "style_transfer": (0, 2)}  # (run[0] += 1: an int written in a closure's list, a side effect not replayed)
 
 
 @pytest.mark.parametrize("name", list(programs.PROGRAMS))
