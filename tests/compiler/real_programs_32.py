@@ -17,6 +17,11 @@ def _plain(fn):
     return fn
 
 
+def _summed_nll(F):
+    """The test loops' summed loss: ``F.nll_loss(output, target, reduction='sum')``."""
+    return lambda out, t: F.nll_loss(out, t, reduction="sum")
+
+
 def _graph(lib, nodes, features, classes, seed=0):
     """``gcn/main.py``'s ``load_cora`` on a seeded random graph: binary features row-normalised by a
     sparse diagonal, the adjacency a ``sparse_coo_tensor`` (int64) plus ``eye``, renormalised as
@@ -258,7 +263,7 @@ def mnist(lib, compile=_plain, image=12, batch=8):
     scheduler = lib.optim.lr_scheduler.StepLR(optimizer, step_size=1, gamma=0.7)
     images, targets = lib.randn(3, batch, 1, image, image), lib.randint(0, 10, (3, batch))
     return model, lambda: _epoch(lib, model, net, optimizer, scheduler, [(images[i], targets[i]) for i in range(2)],
-                                 (images[2], targets[2]), F.nll_loss, lambda out, t: F.nll_loss(out, t, reduction="sum"),
+                                 (images[2], targets[2]), F.nll_loss, _summed_nll(F),
                                  lambda out: out.argmax(dim=1, keepdim=True))
 
 
@@ -424,7 +429,7 @@ def spatial_transformer(lib, compile=_plain, batch=4):
     scheduler = lib.optim.lr_scheduler.StepLR(optimizer, step_size=1, gamma=1.0)  # (the tutorial has none)
     images, targets = lib.randn(3, batch, 1, 28, 28), lib.randint(0, 10, (3, batch))
     return model, lambda: _epoch(lib, model, net, optimizer, scheduler, [(images[i], targets[i]) for i in range(2)],
-                                 (images[2], targets[2]), F.nll_loss, lambda out, t: F.nll_loss(out, t, reduction="sum"),
+                                 (images[2], targets[2]), F.nll_loss, _summed_nll(F),
                                  lambda out: out.max(1, keepdim=True)[1])
 
 
@@ -499,7 +504,8 @@ def style_transfer(lib, compile=_plain, image=12, width=6, steps_per_call=4):
     lib.manual_seed(0)
     cnn = nn.Sequential(nn.Conv2d(3, width, 3, padding=1), nn.ReLU(inplace=True), nn.Conv2d(width, width, 3, padding=1),
                         nn.ReLU(inplace=True), nn.MaxPool2d(2, 2), nn.Conv2d(width, 2 * width, 3, padding=1),
-                        nn.ReLU(inplace=True), nn.Conv2d(2 * width, 2 * width, 3, padding=1), nn.ReLU(inplace=True)).eval()
+                        nn.ReLU(inplace=True), nn.Conv2d(2 * width, 2 * width, 3, padding=1),
+                        nn.ReLU(inplace=True)).eval()
     style_img, content_img = lib.rand(1, 3, image, image), lib.rand(1, 3, image, image)
     input_img = content_img.clone()
     model, style_losses, content_losses = get_style_model_and_losses(

@@ -5,9 +5,10 @@ adjacency, ``spmm``, the whole ``train_iter`` compiled), language_translation (`
 with padding masks, the train step and ``greedy_decode`` compiled) and mnist, and the PyTorch
 tutorials' seq2seq translation (GRUs, Bahdanau attention, teacher forcing, the epoch compiled),
 spatial transformer (``affine_grid``, ``grid_sample``) and neural style transfer (loss modules
-setting ``self.loss``, LBFGS over the image, the closure compiled). Each runs two iterations (seq2seq three) and must log torch
-2.13's eager numbers and end with its parameters; compiled with the ``aot_eager`` backend
-(``benchmarks/bench_real_programs_32.py`` runs the default one and times it).
+setting ``self.loss``, LBFGS over the image, the closure compiled). Each runs two iterations
+(seq2seq three) and must log torch 2.13's eager numbers and end with its parameters; compiled with
+the ``aot_eager`` backend (``benchmarks/bench_real_programs_32.py`` runs the default one and times
+it).
 
 Found: ``greedy_decode``'s ``torch.ones(1, 1).type_as(src.data)`` broke the graph ("a tensor
 computed outside the dispatcher (in _alias)"): ``type_as`` to an integer dtype detaches first, and
@@ -15,7 +16,11 @@ the new handle on the factory's array overwrote its note as a constant. gcn's ``
 its sparse tensors in a tuple (``model(*input)``): it was recorded and split at every op reading
 one (15 breaks in two iterations; from the third, 4 graphs of pieces: twice ember eager's time); a
 sparse tensor in a tuple or list argument now runs the call eagerly, as a sparse argument did
-(torch: 1 frame, 6 breaks, the code reading its sparse inputs eager).
+(torch: 1 frame, 6 breaks, the code reading its sparse inputs eager). The style-transfer closure
+(``run[0] += 1``, an int written in a closure's list: a side effect ember does not replay) runs
+eagerly, as before, but built the guards' World at every call after giving up (2.3x torch eager's
+step against ember eager's 1.3x); a function given up with no graph of its family now runs eagerly
+at once, as torch's dynamo skips a frame it could not compile.
 """
 import numpy as np
 import pytest
@@ -135,4 +140,28 @@ def test_sparse_tensors_in_a_tuple_argument_run_the_call_eagerly(box):
         assert float(fn(box([sparse, sparse]), ember.tensor(w))) == pytest.approx(float(expected), rel=1e-6)
     assert (counters["stats"]["unique_graphs"], dict(counters["graph_break"])) == (0, {})  # (was a sparse break)
     with pytest.raises(ember._dynamo.exc.Unsupported, match="sparse"):
-        ember.compile(lambda inputs, w: _spmm_step(ember, inputs, w), fullgraph=True)(box([sparse, sparse]), ember.tensor(w))
+        fn = ember.compile(lambda inputs, w: _spmm_step(ember, inputs, w), fullgraph=True)
+        fn(box([sparse, sparse]), ember.tensor(w))
+
+
+def test_a_function_given_up_builds_no_guards(monkeypatch):
+    """The style-transfer closure (``run[0] += 1``: a side effect, eager): after two recordings
+    broke alike, the calls run it eagerly at once (it built the guards' World, walking the model's
+    modules, at every call: 2.3x torch eager's step time against ember eager's 1.3x)."""
+    import ember.compiler.eval_frame as eval_frame
+    from ember.compiler.guards import World
+    worlds = []
+    monkeypatch.setattr(eval_frame, "World", lambda *a, **k: worlds.append(1) or World(*a, **k))
+    ember.compiler.reset()
+    counters.clear()
+    run, model = [0], ember.nn.Sequential(ember.nn.Linear(3, 3), ember.nn.ReLU())
+
+    @ember.compile(backend="aot_eager")
+    def closure(x):
+        run[0] += 1
+        return model(x).sum()
+    for _ in range(5):
+        closure(ember.ones(2, 3))
+    assert run == [5] and counters["stats"]["unique_graphs"] == 0
+    assert len(worlds) == 3  # the two recordings (was 9: one or two a call)
+
