@@ -39,8 +39,9 @@ def sparse_argument(args, kwargs):
     call runs eagerly (torch's graph breaks on sparse tensors too; ``fullgraph=True`` raises
     Unsupported, as torch's)."""
     for a in (*args, *kwargs.values()):
-        if type(a) is Tensor and type(a._data) is SparseCOO or type(a) in (tuple, list) and sparse_argument(a, {}):
-            return True
+        for t in a if type(a) in (tuple, list) else (a,):  # (one level: a list may hold itself)
+            if type(t) is Tensor and type(t._data) is SparseCOO:
+                return True
     return False
 
 
