@@ -165,3 +165,19 @@ def test_a_function_given_up_builds_no_guards(monkeypatch):
     assert run == [5] and counters["stats"]["unique_graphs"] == 0
     assert len(worlds) == 3  # the two recordings (was 9: one or two a call)
 
+
+
+@pytest.mark.parametrize("empty_rows", [(), (0,), (0, 3, 5)])
+def test_a_coalesced_sparse_product_built_from_row_counts_is_torchs(empty_rows):
+    """gcn's ``spmm`` of a ``to_sparse()`` matrix: its CSR form built from the row counts (no
+    SciPy COO conversion); rows without entries at the ends and between. (A guard for the faster
+    path: the product was right before it.)"""
+    rng = np.random.default_rng(1)
+    dense = (rng.random((6, 5)) < 0.4) * rng.standard_normal((6, 5)).astype(np.float32)
+    dense[list(empty_rows)] = 0
+    mat = rng.standard_normal((5, 3)).astype(np.float32)
+    expected = torch.spmm(torch.tensor(dense).to_sparse(), torch.tensor(mat)).numpy()
+    got = ember.spmm(ember.tensor(dense).to_sparse(), ember.tensor(mat)).numpy()
+    np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-6)
+    t, ones = ember.tensor(dense).to_sparse().t(), np.ones((6, 2), np.float32)  # (not coalesced: SciPy's conversion)
+    np.testing.assert_allclose((t @ ember.tensor(ones)).numpy(), dense.T @ ones, rtol=1e-5, atol=1e-6)
