@@ -1,5 +1,5 @@
 """The pytorch/examples programs of ``tests/compiler/real_programs_32.py`` (gcn, language_translation,
-mnist, the tutorials' seq2seq and spatial transformer), one iteration of each loop timed as
+mnist, the tutorials' seq2seq, spatial transformer and style transfer), one iteration of each loop timed as
 ``bench_real_programs_30.py`` times its programs: torch eager, ``torch.compile`` (inductor),
 ember eager and ``ember.compile``; ratios to torch eager, graph counts and whether each compiled
 run logged eager's numbers.
