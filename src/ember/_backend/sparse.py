@@ -127,7 +127,15 @@ class SparseCOO:
         return self.swapaxes(-2, -1)
 
     def _csr(self):
+        """SciPy's CSR matrix of the entries; a coalesced 2-D array's (row-major, unique: ``to_sparse``'s)
+        is built from its row counts, half the time of SciPy's COO conversion (gcn's ``spmm``)."""
         import scipy.sparse  # SciPy's sparse package loads only when a sparse product runs
+        if self.coalesced and self.ndim == 2 and self.nnz:
+            rows = self.indices[0]
+            if (rows[1:] >= rows[:-1]).all():  # (the flag trusted only where the rows are in order)
+                indptr = np.zeros(self.shape[0] + 1, np.int64)
+                np.cumsum(np.bincount(rows, minlength=self.shape[0]), out=indptr[1:])
+                return scipy.sparse.csr_array((self.values, self.indices[1], indptr), shape=self.shape)
         return scipy.sparse.csr_array((self.values, tuple(self.indices)), shape=self.shape)
 
     # ---- NumPy's protocols -------------------------------------------------------------------

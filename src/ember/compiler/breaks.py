@@ -34,12 +34,14 @@ VALUE_METHODS = {
 
 
 def sparse_argument(args, kwargs):
-    """Whether a tensor argument is sparse: the compiler captures dense tensors only, so such a
+    """Whether a tensor argument, or one in a tuple or list argument (gcn's ``train_iter(model,
+    ..., (features, adj))``), is sparse: the compiler captures dense tensors only, so such a
     call runs eagerly (torch's graph breaks on sparse tensors too; ``fullgraph=True`` raises
     Unsupported, as torch's)."""
     for a in (*args, *kwargs.values()):
-        if type(a) is Tensor and type(a._data) is SparseCOO:
-            return True
+        for t in a if type(a) in (tuple, list) else (a,):  # (one level: a list may hold itself)
+            if type(t) is Tensor and type(t._data) is SparseCOO:
+                return True
     return False
 
 

@@ -344,8 +344,9 @@ class Tracer(_core.Observer):
         """Notes an array wrapped into a tensor during the call (``frame``: the wrapping call's):
         made by a factory, a constant of the graph; over memory the caller holds (``from_numpy``,
         ``as_tensor``, ``frombuffer``: the caller may write into it between calls) or computed
-        by code outside the dispatcher, a graph break when read."""
-        if id(array) in self.value:
+        by code outside the dispatcher, a graph break when read. A new handle on an array already
+        noted (``ones(2).type_as(longs)`` detaches the factory's ones first) keeps its note."""
+        if id(array) in self.value or id(array) in self.made:
             return
         code = frame.f_code
         factory = frame if code in _SHARING else frame.f_back  # (frombuffer wraps through _finish)

@@ -249,6 +249,7 @@ class _CompiledFunction:
         self._recheck_for = self._other = None  # (the _last it was made for; a graph's used in turn: (recheck, _last))
         self._split = None  # once split at its graph breaks: the callable running the pieces
         self._gave_up = False  # (two recordings broke alike, unsplittable: eagerly from then on, _broke)
+        self._skipped = False  # (gave up with no graph of its family to run: no guards built, as torch skips a frame)
         self._plan = None  # (that callable or None, its split.Plan or why it was refused)
         functools.update_wrapper(self, fn)
         _compiled.add(self)
@@ -268,6 +269,8 @@ class _CompiledFunction:
                 _eager_argument(args, kwargs, self._fullgraph):
             if self._fullgraph and _stance[0] != "force_eager" and _sparse_argument(args, kwargs):
                 raise Unsupported(f"graph break (fullgraph=True): {SPARSE}")  # (torch's dynamo: the same)
+            return fn(*args, **kwargs)
+        if self._skipped:  # (the LBFGS closure of the style-transfer tutorial: run[0] += 1 each call)
             return fn(*args, **kwargs)
         if self._split is None and self._plan is None and self._cache.breaks is not None:
             self._split, self._plan = split_as_cached(self, lambda text: _log("graph", text))
@@ -425,6 +428,7 @@ class _CompiledFunction:
             # again at each new guard only costs (torch's dynamo skips a frame it cannot compile)
             self._gave_up = any(isinstance(e, _Broken) and e.cap.breaks[:1] == cap.breaks[:1] for e in self._entries)
             self._entries.append(_Broken(facts, cap))
+            self._skipped = self._gave_up and all(isinstance(e, _Broken) for e in self._cache.family.entries())
             _log("graph", f"{text}\n  (this function runs eagerly{' from now on' if self._gave_up else ''}: "
                           f"no split, {plan})")
         else:
@@ -499,7 +503,7 @@ def reset():
     """Forgets every compiled function's captured graphs and the counters (``torch.compiler.reset``)."""
     for f in list(_compiled):
         f._cache.clear()
-        f._world, f._last, f._waited, f._gave_up = None, (None, None), False, False
+        f._world, f._last, f._waited, f._gave_up, f._skipped = None, (None, None), False, False, False
         f._recheck, f._missed, f._split, f._plan, f._recheck_for, f._other = None, 0, None, None, None, None
     shared_cache.clear()
     HOWS.clear()  # (the derived ints found: closure_ints.py)
