@@ -43,6 +43,7 @@ from .._ops.pointwise_binary import Add, Div, Mul, Sub, Where
 from .._ops.shape import Clone, Expand
 from .._ops.pointwise_unary import Neg
 from .._ops.compare import Gt
+from .._ops.refusals import check_attribute
 from .._tensor import Tensor
 from .contents import NAN
 from .float_attributes import ATTRIBUTE_OPS
@@ -168,6 +169,10 @@ def _value(how, argument):
         return evaluate(how[1], {name: int(argument(k)) for name, k in how[2]})
     if how[0] == "neg":
         return -_value(how[1], argument)
+    if how[0] == "checked":  # (eager's RuntimeError beyond float32's range: _node)
+        value = _value(how[1], argument)
+        check_attribute(value, float32)
+        return value
     if how[0].startswith("math."):
         return _PYTHON[how[0]](_value(how[1], argument))
     return {**_ARITHMETIC, **_PYTHON}[how[0]](_value(how[1], argument), _value(how[2], argument))
@@ -315,9 +320,9 @@ def _float_nodes(tracer, op, args, attrs, dtype, output):
         return op, args, attrs
     args, nodes = list(args), {}
     for j, f in floats.items():
-        node = _node(tracer, f)
         if dtype is not float64 and (op.name not in _UNCHECKED or type(j) is str):
             f.checked = True  # (eager refuses it beyond float32's range: float_conditions guards that)
+        node = _node(tracer, f)
         if dtype is not float64:
             node = tracer.graph.call_op(ToDtype, (node,), {"dtype": dtype}, dict(_SCALAR, dtype=dtype))
         if op.name in ATTRIBUTE_OPS:
@@ -404,9 +409,9 @@ def fill_node(tracer, array, frame):
             for seen in f.uses:
                 seen.append(("read by a factory into a constant", "(in the recording)"))
         return
-    node = _node(tracer, value)
     if type(value) is TracedFloat:  # (``full((2,), 1e39)`` raises: float_conditions; a FloatInt's range is int64's)
         value.checked = value.checked or dtype is not float64
+    node = _node(tracer, value)
     if dtype is not float64:
         node = tracer.graph.call_op(ToDtype, (node,), {"dtype": dtype}, dict(_SCALAR, dtype=dtype))
     meta = dict(_SCALAR, shape=array.shape, dtype=dtype)
@@ -416,15 +421,19 @@ def fill_node(tracer, array, frame):
 
 
 def _node(tracer, f):
-    """The node computing traced float ``f`` in float64 (one per float made, per recording)."""
+    """The node computing traced float ``f`` in float64 (one per float made, per recording). One
+    that an op converts checked (``f.checked``) computed from several arguments (``F.elu(x, a *
+    b)``) is Python's at each call, which raises eager's RuntimeError beyond float32's range
+    (:func:`_value`'s ``"checked"``; the guards check one argument at a time: float_conditions)."""
     made = tracer.__dict__.setdefault("float_made", {})
-    if id(f) in made:
+    checked = type(f) is TracedFloat and f.checked and len(_positions(f)) > 1
+    if id(f) in made and (made[id(f)][2] or not checked):  # (made unchecked before: made again)
         return made[id(f)][1]
     kind, a, b = f.how if len(f.how) == 3 else (*f.how, None)
-    if kind == "argument" or kind in _PYTHON or _has_int(f) or kind == "div" and type(a) not in _TRACED:
+    if kind == "argument" or kind in _PYTHON or _has_int(f) or kind == "div" and type(a) not in _TRACED or checked:
         # (``lr ** 0.5``, ``k * 0.5``, ``1 / lr``: Python's at each call)
         node = tracer.graph.placeholder(f"float_{a}" if kind == "argument" else f"float_python{len(made)}", dict(_SCALAR))
-        tracer.sources.append(("float_arg", a if kind == "argument" else _how(f)))
+        tracer.sources.append(("float_arg", a if kind == "argument" else ("checked", _how(f)) if checked else _how(f)))
         if type(f) is FloatInt:  # (an op takes the int: its guard checks int64's range, float_conditions)
             f.operand = True
     else:
@@ -435,7 +444,7 @@ def _node(tracer, f):
             node = tracer.graph.call_op(Add, (tracer.graph.call_op(Neg, (b,), {}, dict(_SCALAR)), a), {}, dict(_SCALAR))
         else:  # (a number before a node: + and * are commutative, exactly)
             node = tracer.graph.call_op(_OPS[kind], (a, b) if hasattr(a, "meta") else (b, a), {}, dict(_SCALAR))
-    made[id(f)] = f, node  # (f held: its id stays its own)
+    made[id(f)] = f, node, checked  # (f held: its id stays its own)
     return node
 
 
