@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from graph_counts import graph_counts
+from graph_counts import compiled_afresh, graph_counts
 
 import ember
 
@@ -48,3 +48,25 @@ def test_an_attribute_of_two_float_arguments_beyond_float32s_range_raises_as_eag
     assert all(_close(g, w) for g, w in zip(got, want)), (got, want)
     assert [r == HUGE for r in got] == [False, False, fn is _checked, False, fn is _checked, False, False,
                                         fn is _checked]
+
+
+def _power(x, lr):  # (a float argument as the base: converted unchecked, ``1e39 ** x`` is inf)
+    return lr ** (x - 2) + 2.5 ** x
+
+
+def test_a_float_argument_to_the_power_of_a_tensor_is_torchs_symbol():
+    """torch's 2 graphs over values beyond float32's range, 0, inf and a negative base (ember: a
+    graph per value, ``lr.__pow__(x)`` a use; ``1e39 ** x`` raised); the gradient too."""
+    calls = [(v,) for v in (2.0, 3.0, 1e39, 0.5, -1e300, 0.0, -2.0, math.inf)]  # (at nan torch makes a third)
+    want_counts, want = graph_counts(_power, torch, calls)
+    got_counts, got = graph_counts(_power, ember, calls)
+    assert got_counts == want_counts == [1] + [2] * 7
+    assert all(_close(g, w) for g, w in zip(got, want)), (got, want)
+    compiled, _ = compiled_afresh(_power, ember)
+    for lr in (2.0, 3.0, 0.5):
+        grads = []
+        for lib, fn in ((torch, _power), (ember, compiled)):
+            x = lib.arange(6.0, requires_grad=True)
+            fn(x, lr).sum().backward()
+            grads.append(x.grad.tolist())
+        assert _close(grads[1], grads[0])

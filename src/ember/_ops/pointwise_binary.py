@@ -337,6 +337,8 @@ def pow(input, exponent, *, out=None):
         dtype = _dtype.result_type(input, exponent) if isinstance(exponent, Tensor) else None
         if type(input) is builtins.int and dtype is not None and dtype.np.kind in "iu":
             input = full((), input, dtype=_dtype.int64).to(dtype)  # wraps, as PyTorch casts it
+        elif isinstance(input, (builtins.float, np.floating)) and dtype is not None and dtype.is_floating_point:
+            input = full((), input, dtype=_dtype.float64).to(dtype)  # unchecked, as PyTorch: ``1e39 ** x`` is inf
         else:
             input = full((), input, dtype=dtype)
         return with_out(named(apply(Pow, input, exponent), "PowBackward2"), out)
