@@ -10,6 +10,9 @@ import torch
 from graph_counts import compiled_afresh, graph_counts
 
 import ember
+from ember._dynamo.utils import counters
+
+pytestmark = pytest.mark.usefixtures("fresh_compiler")
 
 HUGE = ("RuntimeError", "value cannot be converted to type float without overflow")
 
@@ -108,3 +111,33 @@ def test_the_size_probes_leave_the_version_counters_as_one_call(backend, dynamic
         from torch._dynamo.testing import CompileCounter as TorchCounter
         assert _versions(torch, TorchCounter(), dynamic) == TORCH_VERSIONS
     assert _versions(ember, CompileCounter() if backend == "counter" else backend, dynamic) == TORCH_VERSIONS
+
+
+@pytest.mark.parametrize("backend", ["eager", "inductor"])
+def test_an_optimizer_over_an_argument_compiles_with_dynamic_sizes(backend):
+    """``SGD([w, u])`` with ``u`` passed as an argument: "a parameter's array was replaced" broke
+    the graph (every call eager: 0 graphs, ``fullgraph=True`` raised); now 2 graphs over 6 sizes
+    (static, then dynamic), torch's values (momentum buffers and ``u``'s version counter too)."""
+    def run(lib, compiled):
+        rng = np.random.default_rng(3)
+        w, u = (lib.tensor(rng.standard_normal(4), requires_grad=True) for _ in range(2))
+        opt = lib.optim.SGD([w, u], lr=0.1, momentum=0.9)
+
+        def step(x, u):
+            loss = (x * w * u).sum()
+            loss.backward()
+            opt.step()
+            opt.zero_grad()
+            return loss
+        fn = ember.compile(step, fullgraph=True, backend=backend) if compiled else step
+        out = []
+        for b in (2, 3, 5, 5, 7, 3):
+            loss = fn(lib.tensor(rng.standard_normal((b, 4))), u)
+            out.append([loss.item(), w.tolist(), u.tolist(), u._version])
+        return out
+    got, want = run(ember, True), run(torch, False)
+    assert counters["stats"]["unique_graphs"] == 2
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g[0], w[0], rtol=1e-5)
+        np.testing.assert_allclose(g[1:3], w[1:3], rtol=1e-5, atol=1e-6)
+        assert g[3] == w[3]
