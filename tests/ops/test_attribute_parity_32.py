@@ -53,3 +53,22 @@ def test_numbers_converted_as_torch_converts_them(dtype):
         else:  # (softplus and celu within 2 float32 ulps of torch's; inf, nan and signed zeros equal)
             np.testing.assert_allclose(got[1], want[1], rtol=4e-7 if dtype != "float16" else 1e-3, err_msg=name)
             assert (np.signbit(got[1]) == np.signbit(want[1])).all(), name
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_sixteen_bit_sigmoid_and_softplus_double_backward_at_float32(dtype):
+    """torch computes a 16-bit sigmoid at float32 (opmath): 0 below -88.7, where exp(-x)
+    overflows; ember's bfloat16 went through SciPy's double loop: sigmoid(-90) 8.3e-40, and so
+    softplus's second derivative (torch's ``sigmoid_backward``) a subnormal where torch's is 0."""
+    v = np.concatenate([np.linspace(-120, 120, 2401), [np.inf, -np.inf, np.nan, -0.0]])
+    got, want = [], []
+    for lib, out in ((torch, want), (ember, got)):
+        x = lib.tensor(v, dtype=getattr(lib, dtype), requires_grad=True)
+        g, = lib.autograd.grad(lib.nn.functional.softplus(x).sum(), x, create_graph=True)
+        gg, = lib.autograd.grad(g.sum(), x)
+        out += [np.array(t.float().tolist(), np.float32) for t in (x.sigmoid(), g, gg)]
+    for a, b in zip(got[:2], want[:2]):
+        np.testing.assert_array_equal(a, b)
+    # (ember's second derivative is a composite of 16-bit ops, torch's sigmoid_backward rounds once)
+    assert ((got[2] == 0) == (want[2] == 0)).all()
+    np.testing.assert_allclose(got[2], want[2], rtol=2 ** -6, atol=0)
