@@ -53,6 +53,31 @@ def test_an_attribute_of_two_float_arguments_beyond_float32s_range_raises_as_eag
                                         fn is _checked]
 
 
+def _with_int(x, a, k):  # (a float of a float argument and an int symbol: KeyError 'i0' before)
+    return _module(x).clamp(x, max=a * k) + x * a
+
+
+def test_an_attribute_of_a_float_and_an_int_argument_beyond_float32s_range_raises_as_eager():
+    calls = [(1.0, 2), (2.0, 3), (1e38, 5), (3.0, 4), (1e300, 2), (0.5, 7)]
+    want_counts, want = graph_counts(_with_int, torch, calls)
+    got_counts, got = graph_counts(_with_int, ember, calls)
+    assert got_counts == want_counts == [1] + [2] * 5
+    assert all(_close(g, w) for g, w in zip(got, want)), (got, want)
+    assert [r == HUGE for r in got] == [False, False, True, False, True, False]
+
+
+def _int_times_float(x, a, k):  # (``k * a``: the int's ``__mul__`` noted a use of k, a graph per value)
+    return x * (k * a) + k * 0.5 * x
+
+
+def test_an_int_argument_times_a_float_argument_is_torchs_symbol():
+    calls = [(1.0, 2), (2.0, 3), (1.5, 5), (3.0, 4), (1.25, 2), (0.5, 7)]
+    want_counts, want = graph_counts(_int_times_float, torch, calls)
+    got_counts, got = graph_counts(_int_times_float, ember, calls)
+    assert got_counts == want_counts == [1] + [2] * 5
+    assert got == want
+
+
 def _power(x, lr):  # (a float argument as the base: converted unchecked, ``1e39 ** x`` is inf)
     return lr ** (x - 2) + 2.5 ** x
 

@@ -115,7 +115,7 @@ def float_conditions(position, uses, made):
     # (it, or a float computed from it alone, that an op converts checked: beyond float32's range or not,
     # ``F.elu(x, lr * 1e10)``, ``clamp(x, max=lr)`` raise where it is, the graph's cast gives inf)
     computed += [("huge", None, _huge(f), f) for f in made if type(f) is TracedFloat and f.checked
-                 and _positions(f) == {position}]
+                 and _positions(f) == {position} and not _has_int(f)]  # (``lr * k``: _node's check)
     for name, number, outcome, f in (*uses.compared, *computed):
         how = _how(f)
         if _positions(f) != {position}:
@@ -423,10 +423,10 @@ def fill_node(tracer, array, frame):
 def _node(tracer, f):
     """The node computing traced float ``f`` in float64 (one per float made, per recording). One
     that an op converts checked (``f.checked``) computed from several arguments (``F.elu(x, a *
-    b)``) is Python's at each call, which raises eager's RuntimeError beyond float32's range
+    b)``, ``clamp(x, max=lr * k)`` of an int symbol ``k``) is Python's at each call, which raises eager's RuntimeError beyond float32's range
     (:func:`_value`'s ``"checked"``; the guards check one argument at a time: float_conditions)."""
     made = tracer.__dict__.setdefault("float_made", {})
-    checked = type(f) is TracedFloat and f.checked and len(_positions(f)) > 1
+    checked = type(f) is TracedFloat and f.checked and (len(_positions(f)) > 1 or _has_int(f))
     if id(f) in made and (made[id(f)][2] or not checked):  # (made unchecked before: made again)
         return made[id(f)][1]
     kind, a, b = f.how if len(f.how) == 3 else (*f.how, None)

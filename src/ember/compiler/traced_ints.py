@@ -157,8 +157,9 @@ def _noting(name, method):
                 result = _INT_FLOAT[how[0]](*operands)
                 if type(result) is float:
                     return TracedFloat(result, (self.uses,), (how[0], args[0], self) if how[1] else (how[0], self, args[0]))
-            if not (name in _ARITHMETIC and not isinstance(args[0], (int, float, complex))):
-                # (a tensor operand: NotImplemented, then the tensor's own method takes it as an operand)
+            if not (name in _ARITHMETIC and (type(args[0]) is TracedFloat or not isinstance(args[0], (int, float, complex)))):
+                # (a tensor operand: NotImplemented, then the tensor's own method takes it as an operand;
+                # so for a traced float's: ``k * lr``, its ``__rmul__``)
                 self.uses.append((name, user_frame()))
         return method(self, *args)
     use.__name__, use.__doc__ = name, f"int's ``{name}``, noting a use when the user's code calls it."
