@@ -120,9 +120,10 @@ def check_attribute(value, dtype):
             raise RuntimeError(f"value cannot be converted to type {CPP_NAMES[dtype.name]} without overflow")
         value = value.real
     top = FLOAT_MAX.get(dtype.name) if dtype.name != "float64" else None
-    magnitude = abs(value)
-    if top is not None and magnitude + (magnitude - magnitude) > top:
-        raise RuntimeError(f"value cannot be converted to type {CPP_NAMES[dtype.name]} without overflow")
+    if top is not None:
+        magnitude = abs(value)
+        if magnitude + (magnitude - magnitude) > top:
+            raise RuntimeError(f"value cannot be converted to type {CPP_NAMES[dtype.name]} without overflow")
     return value
 
 
