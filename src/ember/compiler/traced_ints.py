@@ -394,7 +394,8 @@ def _float_noting(name, method):
                     return TracedFloat(method(self, int.__int__(other)), self.uses + (other.uses,),
                                        (how[0], other, self) if how[1] else (how[0], self, other))
                 other.uses.append((name, user_frame()))  # (its digits read unseen)
-            if not (name in _ARITHMETIC or name in ("__truediv__", "__rtruediv__", "__pow__")) or isinstance(other, _NUMBERS):
+            if not (name in _ARITHMETIC or name in ("__truediv__", "__rtruediv__") or name == "__pow__" and not isinstance(
+                    other, np.ndarray)) or isinstance(other, _NUMBERS):  # (``lr ** x``: the tensor's ``pow`` takes lr)
                 for seen in self.uses:  # (a tensor operand: its own method takes the float as an operand)
                     seen.append((name, user_frame()))
         return method(self, *args)
