@@ -325,6 +325,9 @@ class Fmod(Op):
         return g, (-g * _div_rounded(ctx.input(0), ctx.input(1), "trunc") if ctx.needs_input_grad[1] else None)
 
 
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
 def pow(input, exponent, *, out=None):
     """``input ** exponent`` with broadcasting and promotion; ``input`` may be a number
     (https://pytorch.org/docs/stable/generated/torch.pow.html). RuntimeError for integers to
@@ -337,6 +340,10 @@ def pow(input, exponent, *, out=None):
         dtype = _dtype.result_type(input, exponent) if isinstance(exponent, Tensor) else None
         if type(input) is builtins.int and dtype is not None and dtype.np.kind in "iu":
             input = full((), input, dtype=_dtype.int64).to(dtype)  # wraps, as PyTorch casts it
+        elif isinstance(input, (builtins.float, np.floating)) and dtype is not None and dtype.is_floating_point and (
+                type(input) is not builtins.float or _FLOAT32_MAX < abs(input) < math.inf):
+            # unchecked, as PyTorch: ``1e39 ** x`` is inf (a compiled function's traced float: any value, one graph)
+            input = full((), input, dtype=_dtype.float64).to(dtype)
         else:
             input = full((), input, dtype=dtype)
         return with_out(named(apply(Pow, input, exponent), "PowBackward2"), out)

@@ -13,6 +13,9 @@ Source: torch 2.13's behaviour, probed op by op (tests/ops/test_uint16_32_64.py)
 """
 import math
 
+import numpy as np
+
+from .._backend import int_operand
 from .._dtype import BAREBONES_UNSIGNED, CPP_NAMES, SCALAR_TYPE_NAMES, from_numpy_dtype
 
 __all__ = ["UNSIGNED_KERNELS", "float_only", "refuse_unsigned", "refused_kinds", "refuse"]
@@ -102,16 +105,26 @@ FLOAT_MAX = {"float16": 65504.0, "bfloat16": 3.3895313892515355e38, "float32": 3
 
 
 def check_attribute(value, dtype):
-    """RuntimeError where torch's checked conversion of an op's float attribute (``hardtanh``'s
-    bounds, ``celu``'s alpha) for a float32, float16 or bfloat16 op refuses it: finite and beyond
-    the dtype's range (``F.hardtanh(x_float32, 1e300)``). One plain comparison: a compiled
-    function's traced float is guarded by its outcome (``compiler/float_attributes.py``'s
+    """``value``, an op's float attribute (``hardtanh``'s bounds, ``celu``'s alpha) as torch's
+    checked conversion to ``dtype``'s C type takes it (a complex number's real part), or its error:
+    RuntimeError for a complex number with an imaginary part, and for a float32, float16 or
+    bfloat16 op a finite number beyond the dtype's range (``F.hardtanh(x_float32, 1e300)``);
+    OverflowError, as torch's parser, for an int outside [-2**63, 2**64). One plain comparison: a
+    compiled function's traced float is guarded by its outcome (``compiler/float_attributes.py``'s
     ``AS_USER``), which inf shares with the values in range (``m + (m - m)`` is ``m`` where finite,
     NaN at inf), as torch keeps them on one graph."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        int_operand(int.__int__(value))  # (an int subclass unseen: a compiled function's ``round(lr)``)
+    elif isinstance(value, (complex, np.complexfloating)):
+        if value.imag:
+            raise RuntimeError(f"value cannot be converted to type {CPP_NAMES[dtype.name]} without overflow")
+        value = value.real
     top = FLOAT_MAX.get(dtype.name) if dtype.name != "float64" else None
-    magnitude = value if isinstance(value, complex) else abs(value)  # (complex: TypeError, as before)
-    if top is not None and magnitude + (magnitude - magnitude) > top:
-        raise RuntimeError(f"value cannot be converted to type {CPP_NAMES[dtype.name]} without overflow")
+    if top is not None:
+        magnitude = abs(value)
+        if magnitude + (magnitude - magnitude) > top:
+            raise RuntimeError(f"value cannot be converted to type {CPP_NAMES[dtype.name]} without overflow")
+    return value
 
 
 def check_rrelu_bounds(lower, upper):

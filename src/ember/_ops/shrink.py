@@ -50,5 +50,5 @@ def hardshrink(input, lambd=0.5):
     ``lambd`` beyond the range of a float32, float16 or bfloat16 input's dtype.
     Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.hardshrink.html"""
     float_only(input, "hardshrink_cpu")
-    check_attribute(lambd, input.dtype)
+    lambd = check_attribute(lambd, input.dtype)
     return apply(HardshrinkForward, input, lambd=lambd)

@@ -56,7 +56,7 @@ from .patches import breaking_print
 from .side_effects import REQUIRES_GRAD, aliased_results, breaking_io, checked_reads, python_state, unreplayable
 from .traced_floats import float_nodes
 from .traced_ints import TRACING, numbers_passed, plain, traced_operands
-from .sources import history_nodes, input_names, known_arrays, root_array, world_arrays, written_view_of
+from .sources import found_again, history_nodes, input_names, known_arrays, root_array, world_arrays, written_view_of
 # flatten, skeleton, unflatten, LoopInt and input_names are imported from here too
 from .tensor_patches import record_on_this_thread
 from .structure import (_LOOP_INT_USE, EMBER_DIR as _EMBER_DIR, LoopInt, _has_loop_int, flatten, frames_below,
@@ -562,7 +562,7 @@ def _finish(tracer, cap, result, sets, floats):
         outputs.append(tracer.arg(t, None) if cap.joint is None else released(tracer, t, cap.joint[0]))
     cap.output_nodes, (cap.freed, cap.live) = list(outputs), node_positions(returned, tracer)
     for p in tracer.world.params:
-        if tracer.known.get(id(p._data), ((None, None),))[0][1] is not p:
+        if not found_again(tracer.known, p, tracer.world):
             tracer.breaks.append(("a parameter's array was replaced (.data =)", "<end of function>"))
         grad = p.grad
         known = tracer.known.get(id(grad._data)) if grad is not None else None

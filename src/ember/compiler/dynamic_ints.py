@@ -22,7 +22,8 @@ from .structure import same_container
 from .symbolic import Cond, Expr, evaluate, free_symbols, symbol
 from .probe_state import State
 from .read_floats import PLACED, restore_reads, traced_reads
-from .traced_floats import argument_positions, float_conditions, mark_returned, note_unseen
+from .returned_floats import mark_returned
+from .traced_floats import argument_positions, float_conditions, note_unseen
 from .traced_ints import BOUNDS, COMPARISONS, INT_POSITIONS, MADE, MINMAX, SAVED, SIZED, TRACING, VALUES, FloatInt, TracedFloat, TracedInt, Uses, plain
 from .traced_math import patch_math, patch_minmax, unpatch_math
 

@@ -34,7 +34,8 @@ from .duck_sizes import name_dims
 from .dynamic import capture_dynamic, marks as _marks, verify
 from .dynamic_ints import ARG, float_capture, int_symbols, static_ints, traced_again
 from .read_floats import Reads, lifted_capture, read_values
-from .traced_floats import fill_floats, has_returned_floats, float_guards, float_inputs, float_positions, returned_floats
+from .returned_floats import has_returned_floats, returned_floats
+from .traced_floats import fill_floats, float_guards, float_inputs, float_positions
 from .breaks import SPARSE, eager_argument as _eager_argument, sparse_argument as _sparse_argument, unobserved
 from .exc import FailOnRecompileLimitHit, Unsupported
 from ..fx.experimental import dynamic_spec as _dynamic_spec  # imports this package back: read late

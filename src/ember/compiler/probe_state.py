@@ -1,7 +1,8 @@
 """What a dynamic recording's probe (:mod:`.dynamic_ints`, :mod:`.dynamic`) or a callable
 backend's first run (:mod:`.custom_backend`) may change, kept before and put back after it: the
 modules' tensors and attributes, gradients, optimizers' state and groups, the inputs' values and
-gradient hooks, the random stream, floats at read paths and logging modes' lists."""
+gradient hooks, their version counters, the random stream, floats at read paths and logging
+modes' lists."""
 import numpy as np
 
 from .. import _random
@@ -18,7 +19,7 @@ __all__ = ["State"]
 class State:
     """Parameters and buffers (and which tensors the modules hold), the modules' attributes, the parameters' and inputs'
     gradients (a probe's copy of an input keeps its own, but an input of the size it had is the real one), optimizer state
-    and hyperparameters, the input and free tensors' values and gradient hooks (``x.register_hook``), the random
+    and hyperparameters, the input and free tensors' values, version counters and gradient hooks (``x.register_hook``), the random
     stream, the floats at read paths (path_writes) and the modes' lists (:mod:`.mode_appends`): what a probe may
     change, restored before and after it."""
 
@@ -27,8 +28,8 @@ class State:
         self.attributes = [(vars(m), dict(vars(m))) for m in world.all_modules]  # (``self.mask = mask``)
         self.tensors = [(t, t._data.copy()) for t in (*world.inputs, *world.free)  # (sparse: a graph break)
                         if type(t._data) is not SparseCOO and t._data.flags.writeable]
-        self.versions = [t._versions[0] for t, _ in self.tensors]
         self.params = [(p, p._data.copy()) for p in world.params]
+        self.versions = [t._versions[0] for t, _ in (*self.tensors, *self.params)]  # (the tensors' first)
         self.grads = [(t, t._grad) for t in {id(t): t for t in (*world.params, *world.inputs)}.values()]
         self.grad_data = [(g, g._data.copy()) for _, g in self.grads if g is not None]
         self.optimizers = [(opt, {p: dict(s) for p, s in opt.state.items()},
@@ -54,6 +55,8 @@ class State:
                 attributes.update(saved)
         for t, data in (*self.tensors, *self.params, *self.grad_data):
             np.copyto(t._data, data)
+        for (t, _), version in zip((*self.tensors, *self.params), self.versions):  # (``x.add_(1)`` counts once)
+            t._versions[0] = version
         for t, grad in self.grads:
             t._grad = grad
         for opt, state, arrays, groups in self.optimizers:

@@ -23,7 +23,7 @@ from .contents import container, scalar, scalar_key
 from .guards import holds
 from .sources import ATTRIBUTES, Narrowed, fetcher
 from .structure import is_slot, same_container
-from .traced_floats import ReturnedFloat
+from .returned_floats import ReturnedFloat
 
 __all__ = ["objects", "places", "canonical", "remember", "find", "keep"]
 

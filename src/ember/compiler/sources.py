@@ -17,7 +17,7 @@ from ..autograd.graph import AccumulateGrad
 from .input_grads import INPUT_GRADS, INPUT_HOOKS
 from .structure import flatten
 
-__all__ = ["relevant", "Narrowed", "AttributesRead", "GradsRead", "ATTRIBUTES", "GRADS", "input_names", "known_arrays",
+__all__ = ["relevant", "Narrowed", "AttributesRead", "GradsRead", "ATTRIBUTES", "GRADS", "input_names", "known_arrays", "found_again",
            "placeholder_tensors", "world_arrays", "root_array", "fetcher", "escapes", "history_nodes", "written_view_of"]
 
 
@@ -169,6 +169,13 @@ def known_arrays(world, args, kwargs):
                         known.setdefault(id(value._data), (("state", opt, p, key),
                                                            f"{names.get(id(p), 'param')}_{key}"))
     return known
+
+
+def found_again(known, p, world):
+    """Whether parameter ``p``'s array is the one the recording knew as ``p`` (:func:`known_arrays`),
+    as a parameter or as an input (``SGD([w, u])`` with ``u`` an argument): not replaced (``.data =``)."""
+    source = known.get(id(p._data), ((None, None),))[0]
+    return source[1] is p or source[0] == "input" and world.inputs[source[1]] is p
 
 
 def placeholder_tensors(sources, world):

@@ -43,18 +43,17 @@ from .._ops.pointwise_binary import Add, Div, Mul, Sub, Where
 from .._ops.shape import Clone, Expand
 from .._ops.pointwise_unary import Neg
 from .._ops.compare import Gt
+from .._ops.refusals import check_attribute
 from .._tensor import Tensor
 from .contents import NAN
 from .float_attributes import ATTRIBUTE_OPS
 from .graph import instances_in
 from .symbolic import evaluate, free_symbols
-from .structure import same_container
 from .traced_math import MATH
 from .traced_ints import COMPARISONS, INT_POSITIONS, MADE, SAVED, FloatInt, TracedFloat, TracedInt, numbers_passed
 
 __all__ = ["ANY_FLOAT", "any_float", "float_positions", "float_guards", "float_conditions", "float_nodes",
-           "fill_node", "float_inputs", "argument_positions", "fill_floats", "note_unseen", "ReturnedFloat", "mark_returned", "returned_floats",
-           "has_returned_floats"]
+           "fill_node", "float_inputs", "argument_positions", "fill_floats", "note_unseen"]
 
 
 class _AnyFloat:
@@ -121,7 +120,7 @@ def float_conditions(position, uses, made):
     # (it, or a float computed from it alone, that an op converts checked: beyond float32's range or not,
     # ``F.elu(x, lr * 1e10)``, ``clamp(x, max=lr)`` raise where it is, the graph's cast gives inf)
     computed += [("huge", None, _huge(f), f) for f in made if type(f) is TracedFloat and f.checked
-                 and _positions(f) == {position}]
+                 and _positions(f) == {position} and not _has_int(f)]  # (``lr * k``: _node's check)
     computed += [("int64", None, True, f) for f in made if type(f) is FloatInt and f.__dict__.get("filled")
                  and position in _positions(f)]  # (an int64 fill of it: ``full((2,), round(lr))``)
     for name, number, outcome, f in (*uses.compared, *computed):
@@ -179,6 +178,10 @@ def _value(how, argument):
         return evaluate(how[1], {name: int(argument(k)) for name, k in how[2]})
     if how[0] == "neg":
         return -_value(how[1], argument)
+    if how[0] == "checked":  # (eager's RuntimeError beyond float32's range: _node)
+        value = _value(how[1], argument)
+        check_attribute(value, float32)
+        return value
     if how[0].startswith("math.") or how[0] == "abs":
         return _PYTHON[how[0]](_value(how[1], argument))
     return {**_ARITHMETIC, **_PYTHON}[how[0]](_value(how[1], argument), _value(how[2], argument))
@@ -327,9 +330,9 @@ def _float_nodes(tracer, op, args, attrs, dtype, output):
         return op, args, attrs
     args, nodes = list(args), {}
     for j, f in floats.items():
-        node = _node(tracer, f)
         if dtype is not float64 and (op.name not in _UNCHECKED or type(j) is str):
             f.checked = True  # (eager refuses it beyond float32's range: float_conditions guards that)
+        node = _node(tracer, f)
         if dtype is not float64:
             node = tracer.graph.call_op(ToDtype, (node,), {"dtype": dtype}, dict(_SCALAR, dtype=dtype))
         if op.name in ATTRIBUTE_OPS:
@@ -417,11 +420,11 @@ def fill_node(tracer, array, frame):
             for seen in f.uses:
                 seen.append(("read by a factory into a constant", "(in the recording)"))
         return
-    node = _node(tracer, value)
     if dtype is _dtype.int64:  # (its guard checks the int is one: float_conditions)
         value.filled = True
     if type(value) is TracedFloat:  # (``full((2,), 1e39)`` raises: float_conditions; a FloatInt's range is int64's)
         value.checked = value.checked or dtype is not float64
+    node = _node(tracer, value)
     if dtype is not float64:
         node = tracer.graph.call_op(ToDtype, (node,), {"dtype": dtype}, dict(_SCALAR, dtype=dtype))
     meta = dict(_SCALAR, shape=array.shape, dtype=dtype)
@@ -431,15 +434,19 @@ def fill_node(tracer, array, frame):
 
 
 def _node(tracer, f):
-    """The node computing traced float ``f`` in float64 (one per float made, per recording)."""
+    """The node computing traced float ``f`` in float64 (one per float made, per recording). One
+    that an op converts checked (``f.checked``) computed from several arguments (``F.elu(x, a *
+    b)``, ``clamp(x, max=lr * k)`` of an int symbol ``k``) is Python's at each call, which raises eager's RuntimeError beyond float32's range
+    (:func:`_value`'s ``"checked"``; the guards check one argument at a time: float_conditions)."""
     made = tracer.__dict__.setdefault("float_made", {})
-    if id(f) in made:
+    checked = type(f) is TracedFloat and f.checked and (len(_positions(f)) > 1 or _has_int(f))
+    if id(f) in made and (made[id(f)][2] or not checked):  # (made unchecked before: made again)
         return made[id(f)][1]
     kind, a, b = f.how if len(f.how) == 3 else (*f.how, None)
-    if kind == "argument" or kind in _PYTHON or _has_int(f) or kind == "div" and type(a) not in _TRACED:
+    if kind == "argument" or kind in _PYTHON or _has_int(f) or kind == "div" and type(a) not in _TRACED or checked:
         # (``lr ** 0.5``, ``k * 0.5``, ``1 / lr``: Python's at each call)
         node = tracer.graph.placeholder(f"float_{a}" if kind == "argument" else f"float_python{len(made)}", dict(_SCALAR))
-        tracer.sources.append(("float_arg", a if kind == "argument" else _how(f)))
+        tracer.sources.append(("float_arg", a if kind == "argument" else ("checked", _how(f)) if checked else _how(f)))
         if type(f) is FloatInt:  # (an op takes the int: its guard checks int64's range, float_conditions)
             f.operand = True
     else:
@@ -450,7 +457,7 @@ def _node(tracer, f):
             node = tracer.graph.call_op(Add, (tracer.graph.call_op(Neg, (b,), {}, dict(_SCALAR)), a), {}, dict(_SCALAR))
         else:  # (a number before a node: + and * are commutative, exactly)
             node = tracer.graph.call_op(_OPS[kind], (a, b) if hasattr(a, "meta") else (b, a), {}, dict(_SCALAR))
-    made[id(f)] = f, node  # (f held: its id stays its own)
+    made[id(f)] = f, node, checked  # (f held: its id stays its own)
     return node
 
 
@@ -531,68 +538,9 @@ def note_unseen(cap):
             seen.append(("a plain number of the graph equal to it", "(in the recording)"))
 
 
-class ReturnedFloat:
-    """In a graph's returned structure, a float (or an int) Python computed from float arguments,
-    or int arguments the graph takes as symbols, and numbers (``return loss, lr``, ``lr * 2``,
-    ``round(lr)``, ``k * 0.5``): ``how`` (:func:`_how`), computed again from each call's arguments
-    (:func:`returned_floats`), as torch returns a symbolic float."""
-    __slots__ = ("how",)
-
-    def __init__(self, how):
-        self.how = how
-
-    def __eq__(self, other):
-        return type(other) is ReturnedFloat and other.how == self.how
-
-    def __hash__(self):
-        return hash(ReturnedFloat)
-
-    def __repr__(self):
-        return f"ReturnedFloat({_spell(self.how)})"
-
-
 def _of_arguments(f):
     """Whether traced float ``f`` is computed from arguments and numbers only (a traced int's
     symbols' positions are known while its recording runs: :data:`~.traced_ints.INT_POSITIONS`)."""
     if type(f) is TracedInt:
         return f.expr is not None and all(name in INT_POSITIONS for name in free_symbols(f.expr))
     return type(f) not in _TRACED or f.how[0] == "argument" or all(_of_arguments(v) for v in f.how[1:])
-
-
-def mark_returned(value):
-    """``value`` (a returned structure: tuples, named tuples, lists, dicts) with each traced float
-    or :class:`~.traced_ints.FloatInt` computed from arguments a :class:`ReturnedFloat`; each other
-    traced float in it a use (its value returned as recorded: a graph per value)."""
-    if type(value) in _TRACED:
-        if _of_arguments(value):
-            return ReturnedFloat(_how(value))
-        for seen in value.uses:
-            seen.append(("returned", "(the function's result)"))
-        return value
-    if isinstance(value, (tuple, list)):
-        items = [mark_returned(v) for v in value]
-        return same_container(value, items)
-    if isinstance(value, dict):
-        return type(value)((k, mark_returned(v)) for k, v in value.items())
-    return value
-
-
-def has_returned_floats(output):
-    """Whether a graph's returned structure holds a :class:`ReturnedFloat`."""
-    return next(instances_in(output, ReturnedFloat), None) is not None
-
-
-def returned_floats(value, marked, args, kwargs, reads=()):
-    """``value`` (a replay's returned structure) with each :class:`ReturnedFloat` the float it
-    computes from this call's arguments (and floats read: ``reads``, see :func:`fill_floats`);
-    ``value`` itself unless ``marked`` (the graph's structure holds one)."""
-    if not marked:
-        return value
-    if type(value) is ReturnedFloat:
-        return _value(value.how, (*args, *kwargs.values(), *reads).__getitem__)
-    if isinstance(value, (tuple, list)):
-        items = [returned_floats(v, True, args, kwargs, reads) for v in value]
-        return same_container(value, items)
-    if isinstance(value, dict):
-        return type(value)((k, returned_floats(v, True, args, kwargs, reads)) for k, v in value.items())
-    return value

@@ -160,8 +160,9 @@ def _noting(name, method):
                 result = _INT_FLOAT[how[0]](*operands)
                 if type(result) is float:
                     return TracedFloat(result, (self.uses,), (how[0], args[0], self) if how[1] else (how[0], self, args[0]))
-            if not (name in _ARITHMETIC and not isinstance(args[0], (int, float, complex))):
-                # (a tensor operand: NotImplemented, then the tensor's own method takes it as an operand)
+            if not (name in _ARITHMETIC and (type(args[0]) is TracedFloat or not isinstance(args[0], (int, float, complex)))):
+                # (a tensor operand: NotImplemented, then the tensor's own method takes it as an operand;
+                # so for a traced float's: ``k * lr``, its ``__rmul__``)
                 self.uses.append((name, user_frame()))
         return method(self, *args)
     use.__name__, use.__doc__ = name, f"int's ``{name}``, noting a use when the user's code calls it."
@@ -423,7 +424,8 @@ def _float_noting(name, method):
                     return TracedFloat(method(self, int.__int__(other)), self.uses + (other.uses,),
                                        (how[0], other, self) if how[1] else (how[0], self, other))
                 other.uses.append((name, user_frame()))  # (its digits read unseen)
-            if not (name in _ARITHMETIC or name in ("__truediv__", "__rtruediv__")) or isinstance(other, _NUMBERS):
+            if not (name in _ARITHMETIC or name in ("__truediv__", "__rtruediv__") or name == "__pow__" and not isinstance(
+                    other, np.ndarray)) or isinstance(other, _NUMBERS):  # (``lr ** x``: the tensor's ``pow`` takes lr)
                 for seen in self.uses:  # (a tensor operand: its own method takes the float as an operand)
                     seen.append((name, user_frame()))
         return method(self, *args)

@@ -87,12 +87,13 @@ def _check_as_float(input, *values):
 
 
 def _check_at_float(input, *values):
-    """:func:`check_attribute`'s RuntimeError for a finite attribute beyond float32's range but for
-    a float64 input (converted checked to float: the op computes at float32); plain comparisons,
-    which guard a compiled function's traced float, unlike :func:`_check_as_float`'s."""
-    if input.dtype is not _dtype.float64:
-        for value in values:
-            check_attribute(value, _dtype.float32)
+    """``values`` as :func:`check_attribute` takes them at float32 (the op computes there), or at
+    float64 for a float64 input: its RuntimeError for a finite attribute beyond float32's range but
+    for a float64 input, for a complex one with an imaginary part, its OverflowError for an int
+    beyond C's; plain comparisons, which guard a compiled function's traced float, unlike
+    :func:`_check_as_float`'s."""
+    at = _dtype.float64 if input.dtype is _dtype.float64 else _dtype.float32
+    return [check_attribute(value, at) for value in values]
 
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):
@@ -170,6 +171,7 @@ def celu(input, alpha=1.0, inplace=False):
     https://arxiv.org/abs/1704.07483).
     Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.celu.html"""
     float_only(input, "elu_cpu")
+    alpha = check_attribute(alpha, _dtype.float64)  # (torch's ``1. / alpha.to<double>()`` first)
     if alpha == 0:
         raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
     input_scale = 1.0 / alpha
@@ -219,7 +221,7 @@ def softplus(input, beta=1.0, threshold=20.0):
     float32's range, but for a float64 input.
     Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.softplus.html"""
     float_only(input, "softplus_cpu")
-    _check_at_float(input, beta, threshold)
+    beta, threshold = _check_at_float(input, beta, threshold)
     return apply(SoftplusForward, input, beta=beta, threshold=threshold)
 
 
@@ -261,6 +263,7 @@ def softshrink(input, lambd=0.5):
     RuntimeError for ``lambd`` outside ``[0, the dtype's largest]`` (nan too).
     Source: https://pytorch.org/docs/stable/generated/torch.nn.functional.softshrink.html"""
     float_only(input, "softshrink_check")
+    lambd = check_attribute(lambd, _dtype.float64)  # (converted to double first: 1j, 10**400 refused)
     top = FLOAT_MAX[input.dtype.name]
     if not 0 <= lambd <= top:  # (nan and inf too)
         raise RuntimeError(f"lambda must be in range [0, {top:g}] for input dtype {_type_name(input.dtype)}, "
