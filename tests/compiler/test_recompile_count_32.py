@@ -6,7 +6,8 @@ recompiles, as torch's dynamo does (its cache is per code object: ``[0/1] Recomp
 train_step``, once). ember logged ``recompiling ...`` and counted ``counters["recompiles"]``
 twice: the first call of the new closure ran eagerly to make Adam's state (a recording would
 break there) and was logged as the recompile, then the next call, which captures, was logged
-again. The log line and the count now belong to the call that captures.
+again. The log line and the count now belong to the call that captures, and its reason no
+longer prints object ids (``module structure: expected (), got (1396..., ...)``).
 """
 import numpy as np
 import pytest
@@ -47,6 +48,8 @@ def test_a_second_closure_of_one_training_step_recompiles_once(monkeypatch, caps
     got = _train_two_models(ember, ember.compile)
     logged = [line for line in capsys.readouterr().err.splitlines() if "recompiling" in line]
     assert len(logged) == 1 and "fit.<locals>.train_step" in logged[0], logged
+    # (the ids it compares are no use to a reader: how many modules the call reached is)
+    assert logged[0].endswith("guard failed: module structure: other objects (3 where the graph had 0)")
     assert list(counters["recompiles"].values()) == [1]
     assert counters["stats"]["unique_graphs"] == 2
     expected = _train_two_models(torch, lambda f: f)
