@@ -185,16 +185,10 @@ class World:
 
 
 def _listed_modules(module):
-    """Modules ``module`` holds in plain list, tuple or dict attributes (its registered
-    ``_modules`` are not listed again)."""
+    """Modules ``module`` holds in plain list, tuple or dict attributes (``_modules`` aside)."""
     for k, v in vars(module).items():
-        if k == "_modules":
-            continue
-        if isinstance(v, dict):
-            v = v.values()
-        elif not isinstance(v, (list, tuple)):
-            continue
-        yield from (m for m in v if isinstance(m, Module))
+        if k != "_modules" and isinstance(v, (list, tuple, dict)):
+            yield from (m for m in (v.values() if isinstance(v, dict) else v) if isinstance(m, Module))
 
 
 def constants(values):
@@ -591,10 +585,9 @@ def first_difference(expected, actual, ranges=None):
         got = actual.get(name, _MISSING)
         if got is _MISSING:
             return f"{name}: no longer there"
-        if want != got and name in ("parameter identity", "module structure"):  # (ids: unreadable)
-            return f"{name}: other objects ({len(got)} where the graph had {len(want)})"
-        if want != got and (ranges is None or not _bind_shape(want, got, sizes, [])):
-            return f"{name}: expected {want!r}, got {got!r}"
+        if want != got and (ranges is None or not _bind_shape(want, got, sizes, [])):  # (ids: as a count)
+            return f"{name}: " + (f"other objects ({len(got)} where the graph had {len(want)})" if name in (
+                "parameter identity", "module structure") else f"expected {want!r}, got {got!r}")
     for name, (lo, hi) in (ranges or {}).items():
         v = sizes.get(name)
         if v is not None and (v < lo or hi is not None and v > hi):
