@@ -357,13 +357,14 @@ class _CompiledFunction:
                                   f"running it eagerly from now on. Last failed guard: {reason}",
                                   stacklevel=caller_level())
                 return fn(*args, **kwargs)
-            _log("recompiles", f"recompiling {self._label}: guard failed: {reason}")
-            counters["recompiles"][self._label] += 1
         if not self._entries and not self._waited and unobserved(_makes_state, world):
             # a recording would end in a graph break (the optimizer's state made in the call):
-            # this call runs eagerly, unrecorded, and the next one captures
+            # this call runs eagerly, unrecorded, and the next one captures (and is the recompile)
             self._waited = True
             return self._first_nodes(fn(*args, **kwargs), None, world)
+        if family.captured() and not alike:
+            _log("recompiles", f"recompiling {self._label}: guard failed: {reason}")
+            counters["recompiles"][self._label] += 1
         dims, ranges, floats, separate = unobserved(self._dynamic_dims, world, facts, declared)
         ints = any(k[0] == ARG for k in dims)  # (``lr * (it + 1)``: the float arguments beside traced ints traced too)
         if ints:

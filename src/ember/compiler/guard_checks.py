@@ -101,8 +101,9 @@ def first_difference(expected, actual, ranges=None):
         got = actual.get(name, _MISSING)
         if got is _MISSING:
             return f"{name}: no longer there"
-        if want != got and (ranges is None or not _bind_shape(want, got, sizes, [])):
-            return f"{name}: expected {want!r}, got {got!r}"
+        if want != got and (ranges is None or not _bind_shape(want, got, sizes, [])):  # (ids: as a count)
+            return f"{name}: " + (f"other objects ({len(got)} where the graph had {len(want)})" if name in (
+                "parameter identity", "module structure") else f"expected {want!r}, got {got!r}")
     for name, (lo, hi) in (ranges or {}).items():
         v = sizes.get(name)
         if v is not None and (v < lo or hi is not None and v > hi):

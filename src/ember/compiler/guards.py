@@ -189,13 +189,10 @@ class World:
 
 
 def _listed_modules(module):
-    """Modules ``module`` holds in plain list, tuple or dict attributes."""
-    for v in vars(module).values():
-        if isinstance(v, dict):
-            v = v.values()
-        elif not isinstance(v, (list, tuple)):
-            continue
-        yield from (m for m in v if isinstance(m, Module))
+    """Modules ``module`` holds in plain list, tuple or dict attributes (``_modules`` aside)."""
+    for k, v in vars(module).items():
+        if k != "_modules" and isinstance(v, (list, tuple, dict)):
+            yield from (m for m in (v.values() if isinstance(v, dict) else v) if isinstance(m, Module))
 
 
 def constants(values):

@@ -15,7 +15,12 @@ every survivor rank 0's state (weights, Adam moments, step, place in the epoch);
 shares the rest of the epoch over 3 ranks, and they finish from memory without a restart.
 Thresholds: test accuracy ≥ 0.97, and the flight-recorder dumps, read by ``ember fr-trace``,
 name the dead rank. The run prints its timeline (ranks alive per step); with ``--plot DIR``
-it also draws it (``ddp-timeline.png``).
+it also draws it (``ddp-timeline.png``). With ``--compile`` each rank compiles LeNet-5 with
+``ember.compile`` and wraps the compiled module, ``DistributedDataParallel(torch.compile(model))``:
+the gradient hooks that average over the ranks fire as the compiled backward produces each
+gradient, so the all_reduce stays outside the graph (``torch.compile(DistributedDataParallel(model))``,
+torch's advice, breaks ember's graph at the wrapper's bookkeeping; the whole training step
+compiled breaks it at the hooks). The run prints each rank's graphs and recompiles.
 
 Without mpi4py it says in one line how to install it (``pip install "ember[distributed]"``)
 and reports the thresholds missed.
@@ -42,7 +47,7 @@ from ember.utils.data import DataLoader
 from ember.vision import transforms
 
 from .lenet import DIGITS, accuracy, channel_statistics, lenet5
-from .milestone import History, Milestone, Threshold
+from .milestone import History, Milestone, Threshold, compiling
 from .plotting import _save_atomically
 
 RANKS, VICTIM = 4, 3
@@ -63,7 +68,8 @@ def train(fast=False, seed=0, quiet=False, out_dir=None):
     for old in (out / "fr").iterdir():
         old.unlink()
     command = mpiexec_command(RANKS, "-m", [__name__, str(out), str(FAST_EPOCHS if fast else EPOCHS),
-                                            str(seed)], fault_tolerant=True)
+                                            str(seed), "compile" if compiling() else "eager"],
+                              fault_tolerant=True)
     env = environment({**os.environ, "TORCH_FR_DUMP_TEMP_FILE": str(out / "fr" / "rank_")})
     proc = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, start_new_session=True)
@@ -81,6 +87,10 @@ def train(fast=False, seed=0, quiet=False, out_dir=None):
     named = any(f.startswith(f"rank {VICTIM} ") for f in findings)
     print(_timeline(result))
     print(f"ember fr-trace {out / 'fr'}: " + (findings[0] if findings else "nothing found"))
+    if "compiled" in result:
+        print("ddp (compiled): " + "; ".join(f"rank {rank}: {c['graphs']} graph{'s' * (c['graphs'] != 1)}, "
+                                              f"{c['recompiles']} recompiles, {c['graph_breaks']} graph breaks"
+                                              for rank, c in enumerate(result["compiled"])))
     history = RunHistory(loss=result["loss"], accuracy=result["accuracy"], alive=result["alive"],
                          killed_at=result["killed_at"])
     return ({"test accuracy": result["accuracy"][-1], "fr-trace names the dead rank": float(named)},
@@ -136,8 +146,10 @@ def _timeline(result):
     return "\n".join(lines)
 
 
-def _worker(out, epochs, seed):
-    """One rank's training (run by ``ember run``); rank 0 writes ``result.json``."""
+def _worker(out, epochs, seed, compiled=False):
+    """One rank's training (run by ``ember run``), its LeNet-5 ``compiled`` with ``ember.compile``
+    or not; rank 0 writes ``result.json`` (with ``compiled``: each rank's graphs, recompiles and
+    graph breaks)."""
     dist.init_process_group()
     torch.manual_seed(seed)
     train_set = DIGITS.dataset(True, None, seed)
@@ -145,7 +157,8 @@ def _worker(out, epochs, seed):
     train_set.transform = transforms.Compose([*DIGITS.augment, *to_input])
     test_loader = DataLoader(DIGITS.dataset(False, transforms.Compose(to_input), seed), batch_size=1000)
     module = lenet5()
-    model = DistributedDataParallel(module)
+    net = torch.compile(module) if compiled else module  # (its parameters are module's)
+    model = DistributedDataParallel(net)
     optimizer = torch.optim.Adam(module.parameters(), lr=2e-3)
     scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=max(1, 2 * epochs // 3), gamma=0.1)
     sampler = elastic.ElasticSampler(train_set, seed=seed, drop_last=True)
@@ -175,13 +188,20 @@ def _worker(out, epochs, seed):
                 started = time.monotonic()
                 # rank 0's weights, Adam moments, step and place in the epoch, re-sharded
                 step = elastic.recover(module=module, optimizer=optimizer, sampler=sampler, step=step)["step"]
-                model = DistributedDataParallel(module)
+                model = DistributedDataParallel(net)
                 recovery = time.monotonic() - started
         scheduler.step()
         module.eval()
         with torch.no_grad():
             history["accuracy"].append(accuracy(module, test_loader)[0])
         history["loss"].append(total / max(count, 1))
+    if compiled:  # (the survivors' counts, gathered on rank 0)
+        counters = torch._dynamo.utils.counters
+        mine = {"graphs": counters["stats"]["unique_graphs"], "recompiles": sum(counters["recompiles"].values()),
+                "graph_breaks": sum(counters["graph_break"].values())}
+        gathered = [None] * dist.get_world_size()
+        dist.all_gather_object(gathered, mine)
+        history["compiled"] = gathered
     if dist.get_rank() == 0:
         result = {**history, "alive": alive, "killed_at": kill_at, "recovery_seconds": recovery or 0.0}
         tmp = Path(out) / ".result.json"
@@ -203,4 +223,4 @@ def milestone(out_dir=None):
 MILESTONE = milestone()
 
 if __name__ == "__main__":
-    _worker(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]))
+    _worker(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4] == "compile")
