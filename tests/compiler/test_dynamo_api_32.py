@@ -88,6 +88,21 @@ def test_print_readable_annotates_dtypes_and_shapes_as_torchs():
     assert shown(got) == shown(want) == ["b8[2]", "f32[]", "f64[4, 3]", "f64[4, 3]", "i64[3]"]
 
 
+def test_explain_names_a_modules_inputs_as_torchs():
+    def inputs(t):
+        class M(t.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = t.nn.Linear(3, 2)
+
+            def forward(self, x):
+                return self.fc(x).relu()
+        gm = t._dynamo.explain(M())(t.ones(4, 3)).graphs[0]
+        return [n.target for n in gm.graph.nodes if n.op == "placeholder"]
+    assert inputs(ember) == inputs(torch) == \
+        ["L_self_modules_fc_parameters_weight_", "L_self_modules_fc_parameters_bias_", "L_x_"]
+
+
 def _counts(t, make, inputs):
     t._dynamo.reset()
     t._dynamo.utils.counters.clear()

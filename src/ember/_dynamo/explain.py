@@ -76,8 +76,9 @@ def explain(f, *extra_args, **extra_kwargs):
     at them (breaks that only a recording of the whole function meets, a Python side effect in a
     statement that runs eagerly anyway, are then not counted)."""
     def inner(*args, **kwargs):
-        world = World(f, args, kwargs)
-        _, cap = capture(f, args, kwargs, world)
+        fn = f.__call__ if isinstance(f, Module) else f  # (as ember.compile records a module: its placeholders
+        world = World(fn, args, kwargs)                 # named from self, L_self_modules_fc_parameters_weight_)
+        _, cap = capture(fn, args, kwargs, world)
         if not cap.breaks:  # the forward graph, as torch's (a recording has its backward too)
             graph, sources = (cap.graph, cap.sources) if cap.joint is None else \
                 forward_graph(cap.graph, cap.sources, cap.joint[0])[:2]
