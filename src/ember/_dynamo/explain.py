@@ -37,14 +37,21 @@ class ExplainOutput:
 
     def __init__(self, captured, breaks, split=None, names=None):
         self.split, self.captured = split, [g if g.nodes[-1].op == "output" else _returning(g) for g in captured]
-        self.graphs = [unobserved(backend_graph_module, g, t) for g, t in zip(self.captured, names or [None] * len(captured))]
-        for gm in self.graphs:  # (as a callable backend's: the inputs no op reads left out)
-            without_unused(gm, 0)
+        self._names, self._graphs = names or [None] * len(captured), None
         self.graph_count = len(captured)
         self.break_reasons = [BreakReason(r, w) for r, w in breaks]
         self.graph_break_count = len(breaks)
         self.ops_per_graph = [[n.target for n in g.nodes if n.op == "call_op"] for g in captured]
         self.op_count = sum(map(len, self.ops_per_graph))
+
+    @property
+    def graphs(self):
+        """The GraphModules, built at the first read (a step of 300 ops: 0.1 s)."""
+        if self._graphs is None:
+            self._graphs = [unobserved(backend_graph_module, g, t) for g, t in zip(self.captured, self._names)]
+            for gm in self._graphs:  # (as a callable backend's: the inputs no op reads left out)
+                without_unused(gm, 0)
+        return self._graphs
 
     def __str__(self):
         lines = [f"Graph Count: {self.graph_count}", f"Graph Break Count: {self.graph_break_count}",
