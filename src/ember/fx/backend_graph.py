@@ -206,7 +206,7 @@ def backend_graph_module(graph, targets=None, sizes=None, n_outputs=None):
         if sizes:
             env[name].meta["example_value"] = sizes[name]
     for p, target in zip(graph.placeholders, targets or [f"L_{p.name}_" for p in graph.placeholders]):
-        env[p] = fx.create_node("placeholder", target, name=target.lower())
+        env[p] = fx.create_node("placeholder", target, name=target.lower(), type_expr=sys.modules["ember"].Tensor)
         _describe(env[p], p.meta, sizes)
     fused, mode = _fused(graph), None  # (None: the grad mode the call was made under)
     for n in graph.nodes:

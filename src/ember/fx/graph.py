@@ -285,14 +285,21 @@ class Graph:
         rows = [[n.op, n.name, n.target, n.args, n.kwargs] for n in self.nodes]
         print(tabulate(rows, headers=["opcode", "name", "target", "args", "kwargs"]))
 
-    def python_code(self, root_module):
-        """The source of ``forward(root_module, <placeholders>)`` and the globals it reads."""
+    def python_code(self, root_module, verbose=False):
+        """The source of ``forward(root_module, <placeholders>)`` and the globals it reads;
+        ``verbose``: each value with a tensor ``meta["example_value"]`` annotated with its
+        dtype and shape as torch's ``print_readable`` shows them (``sin: "f32[4]" = ...``)."""
         globals_ = {"torch": sys.modules["ember"], "inf": math.inf, "nan": math.nan,
                     "device": sys.modules["ember"].device}
         freed_by = last_uses(self.nodes)  # freed after their last use, in its arguments' order
         names = _Namespace()  # for the globals annotations read, besides the nodes' names
         names._used.update(node.name for node in self.nodes)
-        annotate = lambda node: "" if node.type is None else f" : {_annotation(node.type, globals_, names)}"  # noqa: E731
+
+        def annotate(node):
+            value = node.meta.get("example_value") if verbose else None
+            if isinstance(value, sys.modules["ember"].Tensor):
+                return f': "{_DTYPE_ABBREVIATIONS.get(str(value.dtype), str(value.dtype))}{list(value.shape)}"'
+            return "" if node.type is None else f" : {_annotation(node.type, globals_, names)}"
         inputs, body, wraps, returns = [], [], [], ""
         for node in self.nodes:
             if node.op == "placeholder":
@@ -368,6 +375,13 @@ def _rebuilt(description):
         nodes.append(graph.create_node(op, target, map_aggregate(args, resolve), map_aggregate(kwargs, resolve),
                                        name, type_expr))
     return graph
+
+
+# torch.fx's short names of dtypes in ``print_readable`` (torch/fx/graph.py's ``dtype_abbrs``)
+_DTYPE_ABBREVIATIONS = {f"torch.{k}": v for k, v in dict(
+    bfloat16="bf16", float64="f64", float32="f32", float16="f16", complex32="c32", complex64="c64",
+    complex128="c128", int8="i8", int16="i16", int32="i32", int64="i64", bool="b8", uint8="u8",
+    uint16="u16", uint32="u32", uint64="u64").items()}
 
 
 def _annotation(t, globals_, names):

@@ -104,8 +104,12 @@ class GraphModule(Module):
                           "# To see more debug info, please use `graph_module.print_readable()`"])
 
     def print_readable(self, print_output=True, include_stride=False, include_device=False, colored=False):
-        """The module as a class around its ``code``; printed unless ``print_output=False``."""
-        body = "".join(f"    {line}\n" for line in self.code.strip("\n ").splitlines())
+        """The module as a class around its ``code``, each value whose ``meta["example_value"]``
+        is a tensor annotated with its dtype and shape (``sin: "f32[4]" = ...``, as torch's);
+        printed unless ``print_output=False``. ``include_stride``, ``include_device``: accepted;
+        the captured graphs record neither, so neither is shown."""
+        code = self._graph.python_code(root_module="self", verbose=True).src
+        body = "".join(f"    {line}\n" for line in code.strip("\n ").splitlines())
         text = f"class {type(self).__name__}(torch.nn.Module):\n{body}"
         if print_output:
             print(text)

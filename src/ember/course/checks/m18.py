@@ -19,7 +19,7 @@ def _chain(x, steps=6):
 @check("18/reuse-buffers", points=3)
 def reuse_buffers():
     x = ember.tensor(np.random.default_rng(18).standard_normal((32, 16)).astype(np.float32))
-    graph = ember._dynamo.explain(_chain)(x).graphs[0]
+    graph = ember._dynamo.explain(_chain)(x).captured[0]
     compiled = compile_graph(graph, {})
     if not hasattr(compiled, "c_source"):
         raise Mismatch("no C compiler was found, so nothing was planned (install gcc or ember[compile])")
