@@ -1,4 +1,4 @@
 """``torch._dynamo.utils.counters``: ``counters["stats"]["unique_graphs"]`` and friends."""
-from ..compiler.eval_frame import counters
+from ..compiler.counting import counters
 
 __all__ = ["counters"]

@@ -9,7 +9,6 @@ them (:mod:`.split`: captured pieces, each compiled with its own entries, and th
 that broke run eagerly between them); where a split is refused, an entry runs the whole
 function eagerly (the program stays correct). ``fullgraph=True`` raises instead.
 """
-import collections
 import functools
 import operator
 import sys
@@ -28,6 +27,7 @@ from .backends import compile_graph, log_enabled
 from .call_nodes import FreedOutputs, as_compiled
 from .custom_backend import custom_runner, first_run, first_split_run, is_custom, state_before
 from .capture import capture, input_names, unflatten
+from .counting import count_frame, count_graph, counters
 from .closure_ints import HOWS, derived_from, relaxed_cells
 from .config_module import DynamoConfig
 from .duck_sizes import name_dims
@@ -59,7 +59,6 @@ __all__ = ["compile", "OptimizedModule", "reset", "disable", "set_stance", "is_c
 
 
 config = DynamoConfig()
-counters = collections.defaultdict(collections.Counter)  # torch._dynamo.utils.counters
 _compiled = weakref.WeakSet()
 
 
@@ -68,24 +67,6 @@ def _log(kind, text):
     ``text`` may be a function making it (a graph's code takes milliseconds to print)."""
     if log_enabled(kind):
         print(f"[ember.compile {kind}] {text() if callable(text) else text}", file=sys.stderr)
-
-
-def _count_frame():
-    counters["frames"]["total"] += 1
-    counters["frames"]["ok"] += 1
-
-
-def _count_graph(cap):
-    """Counts the graph of the recording ``cap`` as torch's dynamo counts one it compiles: a
-    frame (``counters["frames"]["total"]``, ``["ok"]``: a function's or a split one's piece's,
-    as torch's counts each resume function's), ``counters["stats"]["unique_graphs"]``, and its
-    forward's ops in ``["calls_captured"]`` (the ``call_op`` nodes, those of a backward the
-    recording traced left out, as explain's ``op_count`` counts them)."""
-    forward = None if cap.joint is None else cap.joint[0]
-    _count_frame()
-    counters["stats"]["unique_graphs"] += 1
-    counters["stats"]["calls_captured"] += sum(n.op == "call_op" and (forward is None or id(n) in forward)
-                                               for n in cap.graph.nodes)
 
 
 class _Entry:
@@ -341,7 +322,7 @@ class _CompiledFunction:
                     _log("recompiles", f"recompiling {self._label}: the dynamic graph does not hold at "
                                        f"these sizes: {reason}")
                     counters["recompiles"][self._label] += 1
-                    _count_graph(cap)
+                    count_graph(cap)
                     self._entries.append(_Broken(facts, cap) if cap.breaks else
                                          _Entry(relevant(facts, cap), cap, self._backend, self._options,
                                                 call=(world, None)))
@@ -403,12 +384,12 @@ class _CompiledFunction:
         self._static_ints.update(set(static_ints(dims, shape, world.positions)) - getattr(cap, "pinned", set()),
                                  set(floats) - set(symbols) - derived_from(fn))  # (``round(lr)`` a size: traced again)
         if static is not None:  # the dynamic graph leaves this call's sizes out: a graph for them too
-            _count_graph(static)
+            count_graph(static)
             self._entries.append(_Entry(relevant(facts, static), static, self._backend, self._options,
                                         call=(world, None)))
         if cap.breaks:
             return self._broke(facts, cap, result, (before, args, kwargs))
-        _count_graph(cap)
+        count_graph(cap)
         _log("graph", lambda: f"captured graph of {self._label}:\n{cap.graph.code}")
         _log("guards", lambda: f"guards of {self._label}:\n" + "\n".join(f"  {n} == {v!r}"
                                                                        for n, v in relevant(facts, cap)))
@@ -446,7 +427,7 @@ class _CompiledFunction:
         for line in (plan.lines if self._split else ()):  # (its pieces count their frames)
             counters["resumes"][f"torch_dynamo_resume_in_{plan.func.__name__}_at_{line}"] += 1
         if self._split is None:
-            _count_frame()
+            count_frame()
             # a second recording breaking where an earlier one did, unsplittable too: recording it
             # again at each new guard only costs (torch's dynamo skips a frame it cannot compile)
             self._gave_up = any(isinstance(e, _Broken) and e.cap.breaks[:1] == cap.breaks[:1] for e in self._entries)
