@@ -2,6 +2,7 @@
 names, like ``TORCH_LOGS``) or :func:`set_logs` from Python. The logs ember has: ``graph_code``
 (``graph``: each captured graph), ``graph_breaks``, ``guards``, ``recompiles``, ``dynamic``,
 ``output_code`` (the generated C), ``autotuning`` and ``complex``; each prints to stderr."""
+import functools
 import os
 
 __all__ = ["set_logs", "log_enabled"]
@@ -17,13 +18,41 @@ caching""".split())
 # a torch name -> ember's log of the same thing
 _ALIASES = {"graph_code": "graph", "graph_code_verbose": "graph", "recompiles_verbose": "recompiles",
             "kernel_code": "output_code"}
+# the other names TORCH_LOGS takes (torch 2.13's "Valid settings"): accepted in EMBER_LOGS, doing nothing
+_TORCH_ENV_NAMES = _TORCH_NAMES | frozenset("""annotation aot_graphs_effects async_compile auto_chunker cache
+custom_format_test_artifact fake_tensor loop_ordering loop_tiling native_dsl node_runtime_estimation not_implemented
+overlap_scheduling pp torch trace_shape_events verbose_guards""".split())
 _EMBER_LOGS = {"graph", "graph_breaks", "guards", "recompiles", "dynamic", "output_code", "autotuning", "complex"}
 _set_in_python = set()
 
 
 def log_enabled(name):
-    """Whether ember's log ``name`` prints: named in ``EMBER_LOGS`` or turned on by :func:`set_logs`."""
-    return name in _set_in_python or name in {s.strip().lstrip("+") for s in os.environ.get("EMBER_LOGS", "").split(",")}
+    """Whether ember's log ``name`` prints: named in ``EMBER_LOGS`` or turned on by :func:`set_logs`.
+
+    Raises:
+        ValueError: ``EMBER_LOGS`` names a log torch's ``TORCH_LOGS`` does not have (torch's
+            message, listing the valid settings).
+    """
+    return name in _set_in_python or name in _from_env(os.environ.get("EMBER_LOGS", ""))
+
+
+@functools.lru_cache(maxsize=8)
+def _from_env(setting):
+    """ember's logs that ``setting`` (``EMBER_LOGS``, read as torch reads ``TORCH_LOGS``) turns on:
+    comma-separated names, ``+name`` (more verbose: on) and ``-name`` (quieter: off); torch's
+    names (``graph_code``, ``kernel_code``, ``all``) as :func:`set_logs` takes them; torch's
+    names ember has no log for do nothing; any other name is a ValueError, as torch's."""
+    names = [s.strip() for s in setting.split(",") if s.strip()]
+    unknown = [n for n in names if n.lstrip("+-") not in _TORCH_ENV_NAMES | _EMBER_LOGS]
+    if unknown:
+        raise ValueError(f"\nInvalid log settings: {', '.join(unknown)}, must be a comma separated list of fully\n"
+                         "qualified module names, registered log names or registered artifact names.\n"
+                         'For more info on various settings, try TORCH_LOGS="help"\nValid settings:\n'
+                         + ", ".join(sorted(_TORCH_ENV_NAMES | _EMBER_LOGS)))
+    named = {n.lstrip("+-"): n.startswith("-") for n in names}
+    on = set(_EMBER_LOGS) if named.get("all") is False else set()
+    on |= {_ALIASES.get(n, n) for n, off in named.items() if not off}
+    return frozenset(on - {_ALIASES.get(n, n) for n, off in named.items() if off})
 
 
 def set_logs(**kwargs):

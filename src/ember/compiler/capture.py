@@ -455,6 +455,8 @@ class Tracer(_core.Observer):
         where = user_frame()
         if self.fullgraph:
             raise Unsupported(f"graph break (fullgraph=True): {reason}\n  at {where}")
+        if self.breaks and self.breaks[-1][1] == where and len(self.graph.nodes) == len(self.graph.placeholders):
+            return  # (the statement breaks already, no op since: print(t) prints and reads t, one break as torch's)
         self.breaks.append((reason, where))
         self.break_frames.append(frames_below(capture.__code__))
         # What follows is a new piece: values of the previous one are its inputs.

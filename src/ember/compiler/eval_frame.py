@@ -542,8 +542,9 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend=None, mode=Non
         ValueError: both ``dynamic`` and ``shapes_spec``; both ``@dynamic_spec`` and
             ``shapes_spec=``; a spec naming a parameter
             the function lacks. At a call, RuntimeError: a declared size outside its range or
-            a false assumption.
+            a false assumption. An ``EMBER_LOGS`` naming no log ``TORCH_LOGS`` has (torch's message).
     """
+    log_enabled("graph")  # (an unknown EMBER_LOGS name raises here, as torch's TORCH_LOGS at import)
     if model is None:
         _resolve(backend, mode, options)
         return functools.partial(compile, fullgraph=fullgraph, dynamic=dynamic, backend=backend, mode=mode,

@@ -323,6 +323,7 @@ _REQUESTED = "requested"  # (a run's key: the names its user code's getattr/hasa
 
 
 _PURE_OS = {"fspath", "fsencode", "fsdecode", "getpid", "cpu_count", "get_terminal_size"}
+_CLOCK = ("now", "utcnow", "today")  # (datetime.datetime's and datetime.date's: time's are all the clock's)
 
 
 def _io_hook(frame, event, fn):
@@ -400,7 +401,8 @@ def _io_call(fn):
         return "open()" if fn.__name__ == "open" else f"warnings.{fn.__name__}()"
     if (owner is os or getattr(fn, "__module__", None) == os.name) and fn.__name__ not in _PURE_OS:
         return f"os.{fn.__name__}()"  # (os's C functions live in posix or nt)
-    return None
+    if getattr(fn, "__module__", None) == "time" or getattr(owner, "__module__", None) == "datetime" and fn.__name__ in _CLOCK:
+        return f"{owner.__name__}.{fn.__name__}()"  # (the clock is input: a replay would give back the recording's time)
 
 
 def _numpy_stream():

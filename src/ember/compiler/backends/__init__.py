@@ -70,6 +70,11 @@ def _compile(graph, options):
         _warn_once("no-compiler", "ember.compile: no C compiler found ($CC, cc, gcc, clang or the "
                    "ziglang wheel: pip install ember[compile]); running generated Python instead")
         return compile_python(graph)
+    try:  # (a read-only home, $XDG_CACHE_HOME naming a file: the user's run goes on)
+        toolchain.cache_dir()
+    except (OSError, ValueError) as e:
+        _warn_once("no-cache", f"ember.compile: the compile cache cannot be used ({e}); running generated Python instead")
+        return compile_python(graph)
     if options.get("async_compile") and not options.get("max_autotune"):
         return compile_in_background(graph, options, compiler)
     try:
