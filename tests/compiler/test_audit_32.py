@@ -1,12 +1,14 @@
 """Issue 10's list audited against torch 2.13 (session 32): a clock read in a compiled function
-is input (a graph break, as torch's dynamo), ``explain``'s ``user_stack`` holds FrameSummary
-objects and ``print(t)`` is one break, an unusable compile cache never stops the run, and
-``EMBER_LOGS`` reads as ``TORCH_LOGS`` (torch's names, ``all``, ``-name``, an unknown name a
-ValueError)."""
+or a draw from the user's own random stream is input (a graph break, as torch's dynamo),
+``explain``'s ``user_stack`` holds FrameSummary objects and ``print(t)`` is one break, an
+unusable compile cache never stops the run, and ``EMBER_LOGS`` reads as ``TORCH_LOGS``
+(torch's names, ``all``, ``-name``, an unknown name a ValueError)."""
 import datetime
+import random
 import time
 import warnings
 
+import numpy as np
 import pytest
 
 import ember
@@ -34,6 +36,30 @@ def test_a_clock_read_runs_again_on_every_call_as_under_torch_compile():
     assert len({float(now(ember.zeros(1))[0]) for _ in range(3)} | {-1.0}) >= 3
     out = ember._dynamo.explain(_timed())(ember.ones(2))
     assert out.graph_break_count >= 1 and "time.perf_counter()" in out.break_reasons[0].reason
+
+
+class _Noisy(ember.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.rng = np.random.default_rng(0)
+
+    def forward(self, x):
+        return x + float(self.rng.normal())
+
+
+def _drawing(stream):
+    draw = stream.random if hasattr(stream, "random") else stream.rand
+    return lambda x, box: x + float(draw()) + float(box["rng"].uniform())
+
+
+@pytest.mark.parametrize("stream", [np.random.default_rng(1), np.random.RandomState(1), random.Random(1)],
+                         ids=["Generator", "RandomState", "Random"])
+def test_a_users_own_random_stream_draws_anew_on_every_call(stream):
+    # (torch.compile's: new numbers each call; ember's replay gave the recording's back)
+    ember._dynamo.reset()
+    noisy, drawing, box = ember.compile(_Noisy()), ember.compile(_drawing(stream)), {"rng": np.random.default_rng(2)}
+    assert len({float(noisy(ember.zeros(1))[0]) for _ in range(3)}) == 3
+    assert len({float(drawing(ember.zeros(1), box)[0]) for _ in range(3)}) == 3
 
 
 def _printing(x):

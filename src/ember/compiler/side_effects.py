@@ -34,6 +34,7 @@ from .named_reads import direct_calls_only, requested_name
 from .patches import LIBRARIES as _LIBRARIES, LOG, PerThread, from_user as _from_user, io_reason
 from .quiet_ops import QuietOps, unwatched
 from .sources import history_nodes
+from .streams import STREAMS, numpy_stream, position
 from .traced_ints import TRACING
 from .float_constants import swap_callees
 from .traced_reads import note_frame, note_math_calls
@@ -61,7 +62,7 @@ def python_state(world, stamp=False):
 
 def _python_state(world, stamp):
     state = {"Python's random stream (random.seed)": random.getstate(),
-             "NumPy's global random stream (numpy.random.seed)": _numpy_stream()}
+             "NumPy's global random stream (numpy.random.seed)": numpy_stream()}
     fn = inspect.unwrap(getattr(world.fn, "__func__", world.fn))
     code = getattr(fn, "__code__", None)
     if code is not None:
@@ -405,12 +406,6 @@ def _io_call(fn):
         return f"{owner.__name__}.{fn.__name__}()"  # (the clock is input: a replay would give back the recording's time)
 
 
-def _numpy_stream():
-    """The legacy global ``numpy.random`` generator's position, comparable with ``==``."""
-    name, key, pos, has_gauss, cached = np.random.get_state()
-    return name, key.tobytes(), pos, has_gauss, cached
-
-
 _NOT_PLAIN = (Module, Optimizer, type, Tensor, logging.Logger, logging.LoggerAdapter, int, float)  # (a traced number: a number)
 
 
@@ -559,12 +554,16 @@ def _ident(x, depth=0):
     module) its contents to three levels down (``h.inner.vals.append(k)``), anything else its id."""
     if x is None or type(x) in (bool, int, float, str):
         return x
+    if isinstance(x, STREAMS):  # (a module's ``self.rng``, an argument's: a draw moves it)
+        return position(x)
     if depth < 3 and (isinstance(x, (list, deque, dict, set)) and len(x) <= 64 or plain_object(x)):
         return _contents(x, depth + 1)
     return id(x)
 
 
 def _contents(value, depth=0):
+    if isinstance(value, STREAMS):  # (a global's, a closure cell's; a random.Random is a plain object too)
+        return position(value)
     ident = functools.partial(_ident, depth=depth)
     if isinstance(value, (list, deque)):
         return "list", id(value), tuple(map(ident, value))
