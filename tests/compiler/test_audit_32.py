@@ -1,8 +1,9 @@
 """Issue 10's list audited against torch 2.13 (session 32): a clock read in a compiled function
 or a draw from the user's own random stream is input (a graph break, as torch's dynamo),
 ``explain``'s ``user_stack`` holds FrameSummary objects and ``print(t)`` is one break, an
-unusable compile cache never stops the run, and ``EMBER_LOGS`` reads as ``TORCH_LOGS``
-(torch's names, ``all``, ``-name``, an unknown name a ValueError)."""
+unusable compile cache never stops the run, ``EMBER_LOGS`` reads as ``TORCH_LOGS``
+(torch's names, ``all``, ``-name``, an unknown name a ValueError), and ``ember._dynamo.config``
+takes torch's keys (``fail_on_recompile_limit_hit`` honoured) and refuses a typo."""
 import datetime
 import random
 import time
@@ -13,7 +14,7 @@ import pytest
 
 import ember
 from ember import _logging
-from ember.compiler import backends
+from ember.compiler import backends, config_module
 
 
 def _timed():
@@ -105,3 +106,23 @@ def test_ember_logs_reads_as_torch_logs(monkeypatch):
     with pytest.raises(ValueError, match=r"Invalid log settings: grpah, must be a comma separated(.|\n)*Valid "
                                          r"settings:\n.*graph_code"):
         ember.compile(lambda x: x)
+
+
+def test_dynamo_config_takes_torchs_keys_and_refuses_a_typo():
+    import torch._dynamo  # (its config's defaults, the oracle)
+    theirs = torch._dynamo.config.get_config_copy()
+    config = ember._dynamo.config
+    assert {k: getattr(config, k) for k in config_module._DYNAMO_IGNORED} == \
+        {k: theirs[k] for k in config_module._DYNAMO_IGNORED}
+    assert config.fail_on_recompile_limit_hit is theirs["fail_on_recompile_limit_hit"] is False
+    for wrong in (lambda: setattr(config, "recompile_limt", 3), lambda: config.recompile_limt,
+                  lambda: config.patch(recompile_limt=3).__enter__()):
+        with pytest.raises(AttributeError, match=r"^ember._dynamo.config.recompile_limt does not exist$"):
+            wrong()
+    ember._dynamo.reset()
+    with config.patch(fail_on_recompile_limit_hit=True, recompile_limit=2, suppress_errors=True):
+        double = ember.compile(lambda x: x * 2, backend="eager", dynamic=False)
+        double(ember.ones(1)), double(ember.ones(2))
+        with pytest.raises(ember._dynamo.exc.FailOnRecompileLimitHit, match="due to fail_on_recompile_limit_hit"):
+            double(ember.ones(3))
+    assert (config.recompile_limit, config.suppress_errors) == (8, False)

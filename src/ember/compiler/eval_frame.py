@@ -340,9 +340,10 @@ class _CompiledFunction:
                 raise RuntimeError(f"Detected recompile when torch.compile stance is "
                                    f"'fail_on_recompile'. {self._label}: {reason}")
             if _stance[0] == "eager_on_recompile" or family.captured() >= limit:
-                if self._fullgraph and _stance[0] != "eager_on_recompile":
+                if (self._fullgraph or config.fail_on_recompile_limit_hit) and _stance[0] != "eager_on_recompile":
                     raise FailOnRecompileLimitHit(f"{self._label} hit config.recompile_limit ({limit}); last "
-                                                  f"failed guard: {reason}. Hard failure due to fullgraph=True")
+                                                  f"failed guard: {reason}. Hard failure due to " +
+                                                  ("fail_on_recompile_limit_hit" if config.fail_on_recompile_limit_hit else "fullgraph=True"))
                 if _stance[0] != "eager_on_recompile":
                     self._warned = True
                     warnings.warn(f"ember.compile: {self._label} hit config.recompile_limit ({limit}); "
