@@ -1,10 +1,11 @@
 """Issue 10's list audited against torch 2.13 (session 32): a clock read in a compiled function
-or a draw from the user's own random stream is input (a graph break, as torch's dynamo),
+a draw from the user's own random stream or ``next()`` of an iterator is input (a graph break, as torch's dynamo),
 ``explain``'s ``user_stack`` holds FrameSummary objects and ``print(t)`` is one break, an
 unusable compile cache never stops the run, ``EMBER_LOGS`` reads as ``TORCH_LOGS``
 (torch's names, ``all``, ``-name``, an unknown name a ValueError), and ``ember._dynamo.config``
 takes torch's keys (``fail_on_recompile_limit_hit`` honoured) and refuses a typo."""
 import datetime
+import itertools
 import random
 import time
 import warnings
@@ -61,6 +62,26 @@ def test_a_users_own_random_stream_draws_anew_on_every_call(stream):
     noisy, drawing, box = ember.compile(_Noisy()), ember.compile(_drawing(stream)), {"rng": np.random.default_rng(2)}
     assert len({float(noisy(ember.zeros(1))[0]) for _ in range(3)}) == 3
     assert len({float(drawing(ember.zeros(1), box)[0]) for _ in range(3)}) == 3
+
+
+def _generator():
+    for k in range(100):
+        yield float(k * k)
+
+
+def _adding_next(it):
+    return lambda x: x + next(it)  # (``it`` a closure cell; a global's the same)
+
+
+def test_next_of_an_iterator_runs_again_on_every_call():
+    # torch.compile's: [1, 2, 3], [10, 11, 12], [1, 10, 100], [0, 1, 4], [50, 51, 52]; ember's replay repeated the first
+    cases = [(iter([1.0, 2.0, 3.0]), [1, 2, 3]), (itertools.count(10), [10, 11, 12]),
+             (itertools.cycle([1.0, 10.0, 100.0]), [1, 10, 100]), (_generator(), [0, 1, 4]),
+             (zip(range(50, 60), "abcdefghij"), None)]
+    for it, want in cases:
+        ember._dynamo.reset()
+        step = ember.compile(_adding_next(it) if want else lambda x: x + next(it)[0], backend="eager")
+        assert [float(step(ember.zeros(1))[0]) for _ in range(3)] == (want or [50, 51, 52])
 
 
 def _printing(x):

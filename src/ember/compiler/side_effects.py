@@ -34,7 +34,7 @@ from .named_reads import direct_calls_only, requested_name
 from .patches import LIBRARIES as _LIBRARIES, LOG, PerThread, from_user as _from_user, io_reason
 from .quiet_ops import QuietOps, unwatched
 from .sources import history_nodes
-from .streams import STREAMS, numpy_stream, position
+from .streams import advances, numpy_stream, position
 from .traced_ints import TRACING
 from .float_constants import swap_callees
 from .traced_reads import note_frame, note_math_calls
@@ -554,7 +554,7 @@ def _ident(x, depth=0):
     module) its contents to three levels down (``h.inner.vals.append(k)``), anything else its id."""
     if x is None or type(x) in (bool, int, float, str):
         return x
-    if isinstance(x, STREAMS):  # (a module's ``self.rng``, an argument's: a draw moves it)
+    if advances(x):  # (a module's ``self.rng``, an argument's: a draw or next() moves it)
         return position(x)
     if depth < 3 and (isinstance(x, (list, deque, dict, set)) and len(x) <= 64 or plain_object(x)):
         return _contents(x, depth + 1)
@@ -562,7 +562,7 @@ def _ident(x, depth=0):
 
 
 def _contents(value, depth=0):
-    if isinstance(value, STREAMS):  # (a global's, a closure cell's; a random.Random is a plain object too)
+    if advances(value):  # (a global's, a closure cell's; a random.Random is a plain object too)
         return position(value)
     ident = functools.partial(_ident, depth=depth)
     if isinstance(value, (list, deque)):
