@@ -147,3 +147,15 @@ def test_dynamo_config_takes_torchs_keys_and_refuses_a_typo():
         with pytest.raises(ember._dynamo.exc.FailOnRecompileLimitHit, match="due to fail_on_recompile_limit_hit"):
             double(ember.ones(3))
     assert (config.recompile_limit, config.suppress_errors) == (8, False)
+
+
+def test_options_take_torchs_inductor_keys_with_their_types():
+    # torch.compile(options=...) takes any torch._inductor.config key ("cpp_wrapper", "shape_padding":
+    # ember raised "Unexpected optimization option"), checked against the key's type
+    sin = lambda x: x.sin()  # noqa: E731
+    for options in ({"cpp_wrapper": True}, {"shape_padding": True}, {"compile_threads": 2}, {"cpp.simdlen": 8}):
+        assert ember.compile(sin, options=options)  # (resolved at compile(), as torch's)
+    with pytest.raises(RuntimeError, match="^Unexpected type of attr compile_threads, got str should be int$"):
+        ember.compile(sin, options={"compile_threads": "2"})
+    with pytest.raises(RuntimeError, match=r"^Unexpected optimization option nope, known options are \[.*'shape_padding'"):
+        ember.compile(sin, options={"nope": True})
