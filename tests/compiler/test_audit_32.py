@@ -159,3 +159,13 @@ def test_options_take_torchs_inductor_keys_with_their_types():
         ember.compile(sin, options={"compile_threads": "2"})
     with pytest.raises(RuntimeError, match=r"^Unexpected optimization option nope, known options are \[.*'shape_padding'"):
         ember.compile(sin, options={"nope": True})
+
+
+def test_a_failed_input_guard_names_the_argument():
+    # torch: "last reason: 0/0: tensor 'x' size mismatch at index 0. expected 1, actual 2"
+    ember._dynamo.reset()
+    step = ember.compile(lambda batch: batch["x"][1] * 2, backend="eager", dynamic=False, recompile_limit=1)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        step({"x": [ember.ones(1), ember.ones(1)]}), step({"x": [ember.ones(1), ember.ones(2)]})
+    assert [str(w.message)[-46:] for w in seen] == ["""torch.float32, False) (tensor "batch['x'][1]")"""]

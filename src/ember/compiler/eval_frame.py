@@ -324,6 +324,8 @@ class _CompiledFunction:
         family = self._cache.family
         last = (self._entries or family.entries() or [None])[-1]
         reason = first_difference(last.facts, facts, last.ranges) if last else None
+        if reason is not None and reason.startswith("input "):  # (torch's reasons name the argument)
+            reason = _argument_named(reason, fn, args, kwargs)
         if reason is not None:  # walk the modules afresh: the structure may have changed
             world = self._world = World(fn, args, kwargs, held=held)
             facts = unobserved(snapshot, world, args, kwargs)
@@ -496,6 +498,13 @@ def reset():
         f._recheck, f._missed, f._split, f._plan, f._recheck_for, f._other = None, 0, None, None, None, None
     shared_cache.clear()
     counters.clear()
+
+
+def _argument_named(reason, fn, args, kwargs):
+    """A failed input guard's ``reason`` with the argument it reads (``... (tensor 'x')``, ``'xs[1]'``)."""
+    index = reason.split(" ", 2)[1]
+    names = input_names(fn, args, kwargs, access=True) if index.isdigit() else ()
+    return f"{reason} (tensor {names[int(index)]!r})" if index.isdigit() and int(index) < len(names) else reason
 
 
 def compile(model=None, *, fullgraph=False, dynamic=None, backend=None, mode=None, options=None, name=None,
