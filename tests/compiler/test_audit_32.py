@@ -82,6 +82,9 @@ def test_next_of_an_iterator_runs_again_on_every_call():
         ember._dynamo.reset()
         step = ember.compile(_adding_next(it) if want else lambda x: x + next(it)[0], backend="eager")
         assert [float(step(ember.zeros(1))[0]) for _ in range(3)] == (want or [50, 51, 52])
+    ember._dynamo.reset()  # passed as an argument (a default value too): watched as well
+    step = ember.compile(lambda x, it=iter([1.0, 2.0, 3.0]), rng=np.random.default_rng(0): x + next(it) + rng.random())
+    assert len({float(step(ember.zeros(1))[0]) for _ in range(3)}) == 3
 
 
 def _printing(x):

@@ -76,7 +76,7 @@ def _python_state(world, stamp):
             except ValueError:  # an empty cell
                 pass
     for i, value in enumerate(world.roots):
-        if isinstance(value, (list, deque, dict, set)) or plain_object(value):
+        if isinstance(value, (list, deque, dict, set)) or plain_object(value) or advances(value):
             state[f"argument object {i} ({type(value).__name__})"] = _contents(value)
     for m in world.all_modules:
         state[f"an attribute of {type(m).__name__} (module {id(m):#x})"] = _contents(m)
