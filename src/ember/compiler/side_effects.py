@@ -352,7 +352,7 @@ def _io_hook(frame, event, fn):
                 this.run[-1][_COMPUTED] = True
             else:
                 this.run[-1][_REQUESTED] = this.run[-1].get(_REQUESTED, frozenset()) | {name}
-        what = _io_call(fn) if this.breaks else None
+        what = _io_call(fn, frame) if this.breaks else None
         if what is not None and _from_user(frame):  # (a logging handler's: one reason, whatever it writes)
             this.breaks[-1](LOG if frame.f_globals.get("__name__", "").partition(".")[0] == "logging" else
                             io_reason(what))
@@ -390,8 +390,8 @@ def _own_module(frame):
 _QUIET_OWNERS = frozenset({list, dict, set, frozenset, tuple, str, bytes, int, float, deque, defaultdict, OrderedDict})
 
 
-def _io_call(fn):
-    """How a C function doing input or output (or warning) is named in a graph break's reason, or None."""
+def _io_call(fn, frame=None):
+    """How a C call doing input or output, warning or reading the clock (from ``frame``, the user's) is named, or None."""
     owner = getattr(fn, "__self__", None)
     if type(owner) in _QUIET_OWNERS or owner is builtins or owner is sys:  # (open's is _io, print: patches.py)
         return None
@@ -402,7 +402,8 @@ def _io_call(fn):
         return "open()" if fn.__name__ == "open" else f"warnings.{fn.__name__}()"
     if (owner is os or getattr(fn, "__module__", None) == os.name) and fn.__name__ not in _PURE_OS:
         return f"os.{fn.__name__}()"  # (os's C functions live in posix or nt)
-    if getattr(fn, "__module__", None) == "time" or getattr(owner, "__module__", None) == "datetime" and fn.__name__ in _CLOCK:
+    clock = getattr(fn, "__module__", None) == "time" or getattr(owner, "__module__", None) == "datetime" and fn.__name__ in _CLOCK
+    if clock and (frame is None or _own_module(frame) not in sys.stdlib_module_names):  # (not a Condition's wait)
         return f"{owner.__name__}.{fn.__name__}()"  # (the clock is input: a replay would give back the recording's time)
 
 
