@@ -2,9 +2,9 @@
 names, like ``TORCH_LOGS``) or :func:`set_logs` from Python. The logs ember has: ``graph_code``
 (``graph``: each captured graph), ``graph_breaks``, ``guards``, ``recompiles``, ``dynamic``,
 ``output_code`` (the generated C), ``autotuning`` and ``complex``; each prints to stderr.
-``EMBER_LOGS`` takes torch's names too (``graph_code``, ``kernel_code``, ``all``; ``+``/``-``
-verbosity prefixes), and a name neither has raises torch's ValueError, as a mistyped
-``TORCH_LOGS`` does (a typo printed nothing before session 32)."""
+``EMBER_LOGS`` is read as torch reads ``TORCH_LOGS``: torch's names too (``graph_code``,
+``kernel_code``, ``all``; ``+``/``-`` prefixes; module names), and a name neither has raises
+torch's ValueError (a typo printed nothing before session 32)."""
 import functools
 import os
 
@@ -21,6 +21,10 @@ caching""".split())
 # a torch name -> ember's log of the same thing
 _ALIASES = {"graph_code": "graph", "graph_code_verbose": "graph", "recompiles_verbose": "recompiles",
             "kernel_code": "output_code"}
+# the other names TORCH_LOGS takes (torch 2.13's "Valid settings"): accepted in EMBER_LOGS, doing nothing
+_TORCH_ENV_NAMES = _TORCH_NAMES | frozenset("""annotation aot_graphs_effects async_compile auto_chunker cache
+custom_format_test_artifact fake_tensor loop_ordering loop_tiling native_dsl node_runtime_estimation not_implemented
+overlap_scheduling pp torch trace_shape_events verbose_guards""".split())
 _EMBER_LOGS = {"graph", "graph_breaks", "guards", "recompiles", "dynamic", "output_code", "autotuning", "complex"}
 _set_in_python = set()
 
@@ -29,24 +33,29 @@ def log_enabled(name):
     """Whether ember's log ``name`` prints: named in ``EMBER_LOGS`` or turned on by :func:`set_logs`.
 
     Raises:
-        ValueError: ``EMBER_LOGS`` names a log that is neither ember's nor torch's (torch's
-            message for ``TORCH_LOGS``, listing the valid settings).
+        ValueError: ``EMBER_LOGS`` names a log torch's ``TORCH_LOGS`` does not have (torch's
+            message, listing the valid settings).
     """
     return name in _set_in_python or name in _from_env(os.environ.get("EMBER_LOGS", ""))
 
 
 @functools.lru_cache(maxsize=8)
 def _from_env(setting):
-    """The set of ember's logs that the ``EMBER_LOGS`` value ``setting`` turns on."""
-    names = [s.strip().lstrip("+-") for s in setting.split(",")]
-    names = [n for n in names if n]
-    if any(n not in _TORCH_NAMES and n not in _EMBER_LOGS and not n.startswith(("torch.", "ember.")) for n in names):
-        raise ValueError(f"\nInvalid log settings: {setting}, must be a comma separated list of registered log "
-                         f"names (EMBER_LOGS, as torch's TORCH_LOGS).\nValid settings:\n"
-                         f"{', '.join(sorted(_TORCH_NAMES | _EMBER_LOGS))}\n")
-    if "all" in names:
-        return frozenset(_EMBER_LOGS)
-    return frozenset(_ALIASES.get(n, n) for n in names)
+    """ember's logs that ``setting`` (``EMBER_LOGS``, read as torch reads ``TORCH_LOGS``) turns on:
+    comma-separated names, ``+name``/``-name`` on (torch's verbosity prefixes: an artifact's log is on
+    either way, as torch's; ember's logs have one level), ``all`` all of them; torch's
+    names (``graph_code``, ``kernel_code``, ``all``) as :func:`set_logs` takes them; torch's
+    names ember has no log for and module names (``torch._dynamo``) do nothing; any other name is a ValueError, as torch's."""
+    names = [s.strip() for s in setting.split(",") if s.strip()]
+    unknown = [n for n in names if n.lstrip("+-") not in _TORCH_ENV_NAMES | _EMBER_LOGS
+               and not n.lstrip("+-").startswith(("torch.", "ember."))]  # (a module's name: its logs)
+    if unknown:
+        raise ValueError(f"\nInvalid log settings: {setting}, must be a comma separated list of fully\n"
+                         "qualified module names, registered log names or registered artifact names.\n"
+                         'For more info on various settings, try TORCH_LOGS="help"\nValid settings:\n'
+                         + ", ".join(sorted(_TORCH_ENV_NAMES | _EMBER_LOGS)))
+    names = {n.lstrip("+-") for n in names}
+    return frozenset(_EMBER_LOGS) if "all" in names else frozenset(_ALIASES.get(n, n) for n in names)
 
 
 def set_logs(**kwargs):

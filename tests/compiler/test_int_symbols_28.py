@@ -122,11 +122,11 @@ def _step():
 
 
 def _once(*steps):
-    """The steps, run by the first call only (a recording may run the function again). (An
-    iterator, bound methods: a list popped, an Event set, in a closure cell of user code the call
-    runs are side effects its recording sees: the call would run eagerly.)"""
-    left = iter([steps])
-    return lambda: [step() for step in next(left, ())]
+    """The steps, run by the first call only (a recording may run the function again). (A lock
+    taken without waiting: an iterator advanced, a list popped, an Event set, in a closure cell of
+    user code the call runs are side effects its recording sees: the call would run eagerly.)"""
+    first = threading.Lock()
+    return lambda: [step() for step in (steps if first.acquire(blocking=False) else ())]
 
 
 def _thread_a(x, k):

@@ -1,9 +1,12 @@
 """``ember._dynamo.explain(fn)(*args)``: what compiling ``fn`` captures, and where it breaks."""
+import traceback
+
 from ..compiler.aot import forward_graph
 from ..compiler.breaks import unobserved
 from ..compiler.capture import capture
 from ..compiler.guards import World
 from ..compiler.split import Refused, plan
+from ..compiler.structure import Where
 from ..compiler.torch_names import placeholder_names
 from ..fx.backend_graph import backend_graph_module, without_unused
 from ..nn.modules.module import Module
@@ -12,10 +15,13 @@ __all__ = ["explain", "ExplainOutput", "BreakReason"]
 
 
 class BreakReason:
-    """One graph break: ``reason`` and ``user_stack`` (the user's source line)."""
+    """One graph break: ``reason`` and ``user_stack``, a ``traceback.StackSummary`` of the user's
+    source line (torch's: ``user_stack[-1].lineno``, ``.filename``, ``.name``, ``.line``); a
+    break found only at the function's end (the optimizer's state made in the call), none."""
 
     def __init__(self, reason, where):
-        self.reason, self.user_stack = reason, [where]
+        frames = [where.summary()] if isinstance(where, Where) else []
+        self.reason, self.user_stack = reason, traceback.StackSummary.from_list(frames)
 
     def __repr__(self):
         return f"BreakReason(reason={self.reason!r}, user_stack={self.user_stack!r})"
@@ -57,7 +63,8 @@ class ExplainOutput:
         lines = [f"Graph Count: {self.graph_count}", f"Graph Break Count: {self.graph_break_count}",
                  f"Op Count: {self.op_count}", "Break Reasons:"]
         for i, b in enumerate(self.break_reasons, 1):
-            lines += [f"  Break Reason {i}:", f"    Reason: {b.reason}", f"    User Stack: {b.user_stack[0]}"]
+            lines += [f"  Break Reason {i}:", f"    Reason: {b.reason}", "    User Stack:"]
+            lines += [f"      {frame}" for frame in b.user_stack]
         if self.split is not None:
             lines.append(f"Split (ember): {self.split}")
         lines.append("Ops per Graph:")

@@ -448,14 +448,15 @@ class Tracer(_core.Observer):
                 self.bind(t, self.graph.call_op(operator.getitem, (node, i), {}, _meta(t)))
 
     def graph_break(self, reason):
-        """Ends the current piece at a graph break (``reason``, with the user's source line):
-        what follows is traced into a new graph; with ``fullgraph=True`` raises Unsupported.
-        Another thread's code (an optimizer's step there) does not break this recording."""
+        """Ends the current piece at a graph break (``reason``, with the user's source line): what follows is
+        traced into a new graph; ``fullgraph=True`` raises Unsupported; another thread's code does not break it."""
         if self.thread != threading.get_ident():
             return
         where = user_frame()
         if self.fullgraph:
             raise Unsupported(f"graph break (fullgraph=True): {reason}\n  at {where}")
+        if self.breaks and self.breaks[-1][1] == where and len(self.graph.nodes) == len(self.graph.placeholders):
+            return  # (the statement breaks already, no op since: print(t) prints and reads t, one break as torch's)
         self.breaks.append((reason, where))
         self.break_frames.append(frames_below(capture.__code__))
         # What follows is a new piece: values of the previous one are its inputs.

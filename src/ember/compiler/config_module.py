@@ -133,11 +133,40 @@ def install(module, config):
     module.__class__ = ConfigModule
 
 
+# torch._dynamo.config's keys scripts set that ember accepts and ignores, with torch 2.13's defaults
+# (capture_scalar_outputs: ember breaks at .item(), its results the same; no DDP graph splitting...)
+_DYNAMO_IGNORED = {
+    "suppress_errors": False, "verbose": False, "capture_scalar_outputs": False,
+    "capture_dynamic_output_shape_ops": False, "optimize_ddp": True, "accumulated_recompile_limit": 256,
+    "inline_inbuilt_nn_modules": True, "assume_static_by_default": True, "force_parameter_static_shapes": True,
+    "force_nn_module_property_static_shapes": True, "allow_rnn": False, "specialize_int": False,
+    "specialize_float": False, "guard_nn_modules": True, "error_on_recompile": False, "dynamic_shapes": True,
+    "replay_record_enabled": False, "compiled_autograd": False, "skip_nnmodule_hook_guards": True,
+    "trace_numpy": True, "numpy_default_float": "float64", "log_compilation_metrics": True,
+    "raise_on_ctx_manager_usage": True, "optimize_ddp_lazy_compile": False,
+    "prefer_deferred_runtime_asserts_over_guards": False, "do_not_emit_runtime_asserts": False,
+}
+
+
 class DynamoConfig:
     """``ember._dynamo.config``: ``recompile_limit`` (8, torch's default) graphs per code object;
-    ``automatic_dynamic_shapes`` (True): with ``dynamic=None``, sizes that changed become symbols."""
+    ``automatic_dynamic_shapes`` (True): with ``dynamic=None``, sizes that changed become symbols;
+    ``fail_on_recompile_limit_hit`` (False): past the limit, raise ``FailOnRecompileLimitHit``
+    instead of running eagerly. Other keys of torch's that scripts set (``suppress_errors``,
+    ``capture_scalar_outputs``...) are accepted and do nothing; an unknown key raises torch's
+    ``AttributeError`` (``"...config.recompile_limt does not exist"``), read or set."""
     recompile_limit = 8
     automatic_dynamic_shapes = True
+    fail_on_recompile_limit_hit = False
+    locals().update(_DYNAMO_IGNORED)
+
+    def __setattr__(self, name, value):
+        if not hasattr(type(self), name):
+            raise _missing("ember._dynamo.config", name)
+        super().__setattr__(name, value)
+
+    def __getattr__(self, name):  # (only for what neither the object nor its class holds)
+        raise _missing("ember._dynamo.config", name)
     cache_size_limit = property(lambda self: self.recompile_limit,  # torch's older name, read and set
                                 lambda self, value: setattr(self, "recompile_limit", value))
 

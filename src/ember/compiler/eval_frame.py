@@ -39,6 +39,7 @@ from .traced_floats import fill_floats, float_guards, float_inputs, float_positi
 from .breaks import SPARSE, eager_argument as _eager_argument, sparse_argument as _sparse_argument, unobserved
 from .exc import FailOnRecompileLimitHit, Unsupported
 from ..fx.experimental import dynamic_spec as _dynamic_spec  # imports this package back: read late
+from .guard_checks import argument_named
 from .guards import World, bind, first_difference, holds, read_groups, snapshot, with_patterns
 from .aliases import remake, without_views
 from .arguments import Binder
@@ -331,6 +332,8 @@ class _CompiledFunction:
         family = self._cache.family
         last = (self._entries or family.entries() or [None])[-1]
         reason = first_difference(last.facts, facts, last.ranges) if last else None
+        if reason is not None and reason.startswith("input "):  # (torch's reasons name the argument)
+            reason = argument_named(reason, input_names(fn, args, kwargs, access=True))
         if reason is not None:  # walk the modules afresh: the structure may have changed
             world = self._world = World(fn, args, kwargs, held=held)
             facts = unobserved(snapshot, world, args, kwargs)
@@ -347,9 +350,10 @@ class _CompiledFunction:
                 raise RuntimeError(f"Detected recompile when torch.compile stance is "
                                    f"'fail_on_recompile'. {self._label}: {reason}")
             if _stance[0] == "eager_on_recompile" or family.captured() >= limit:
-                if self._fullgraph and _stance[0] != "eager_on_recompile":
+                if (self._fullgraph or config.fail_on_recompile_limit_hit) and _stance[0] != "eager_on_recompile":
                     raise FailOnRecompileLimitHit(f"{self._label} hit config.recompile_limit ({limit}); last "
-                                                  f"failed guard: {reason}. Hard failure due to fullgraph=True")
+                                                  f"failed guard: {reason}. Hard failure due to " +
+                                                  ("fail_on_recompile_limit_hit" if config.fail_on_recompile_limit_hit else "fullgraph=True"))
                 if _stance[0] != "eager_on_recompile":
                     self._warned = True
                     warnings.warn(f"ember.compile: {self._label} hit config.recompile_limit ({limit}); "
@@ -559,8 +563,9 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend=None, mode=Non
         ValueError: both ``dynamic`` and ``shapes_spec``; both ``@dynamic_spec`` and
             ``shapes_spec=``; a spec naming a parameter
             the function lacks. At a call, RuntimeError: a declared size outside its range or
-            a false assumption.
+            a false assumption. An ``EMBER_LOGS`` naming no log ``TORCH_LOGS`` has (torch's message).
     """
+    log_enabled("graph")  # (an unknown EMBER_LOGS name raises here, as torch's TORCH_LOGS at import)
     if model is None:
         _resolve(backend, mode, options)
         return functools.partial(compile, fullgraph=fullgraph, dynamic=dynamic, backend=backend, mode=mode,

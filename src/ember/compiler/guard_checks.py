@@ -7,7 +7,7 @@ import functools
 from .reads import _MISSING
 from .symbolic import Expr, evaluate, free_symbols
 
-__all__ = ["input_name", "holds", "with_patterns", "bind", "first_difference"]
+__all__ = ["input_name", "holds", "with_patterns", "bind", "first_difference", "argument_named"]
 
 
 @functools.lru_cache(maxsize=None)
@@ -112,3 +112,11 @@ def first_difference(expected, actual, ranges=None):
         if all(n in sizes for n in free_symbols(c)) and not c.evaluate(sizes):
             return f"{c} is false ({', '.join(f'{n} = {sizes[n]}' for n in free_symbols(c))})"
     return None
+
+
+def argument_named(reason, names):
+    """A failed input guard's ``reason`` (:func:`first_difference`'s ``"input i ..."``) with the
+    argument it reads, ``names[i]`` (``capture.input_names``: ``... (tensor 'x')``, ``'xs[1]'``),
+    as torch's recompile reasons name it."""
+    index = reason.split(" ", 2)[1]
+    return f"{reason} (tensor {names[int(index)]!r})" if index.isdigit() and int(index) < len(names) else reason

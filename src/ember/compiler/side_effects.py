@@ -34,6 +34,7 @@ from .named_reads import direct_calls_only, requested_name
 from .patches import LIBRARIES as _LIBRARIES, LOG, PerThread, from_user as _from_user, io_reason
 from .quiet_ops import QuietOps, unwatched
 from .sources import history_nodes
+from .streams import advances, numpy_stream, position
 from .traced_ints import TRACING
 from .float_constants import swap_callees
 from .traced_reads import note_frame, note_math_calls
@@ -61,7 +62,7 @@ def python_state(world, stamp=False):
 
 def _python_state(world, stamp):
     state = {"Python's random stream (random.seed)": random.getstate(),
-             "NumPy's global random stream (numpy.random.seed)": _numpy_stream()}
+             "NumPy's global random stream (numpy.random.seed)": numpy_stream()}
     fn = inspect.unwrap(getattr(world.fn, "__func__", world.fn))
     code = getattr(fn, "__code__", None)
     if code is not None:
@@ -75,7 +76,7 @@ def _python_state(world, stamp):
             except ValueError:  # an empty cell
                 pass
     for i, value in enumerate(world.roots):
-        if isinstance(value, (list, deque, dict, set)) or plain_object(value):
+        if isinstance(value, (list, deque, dict, set)) or plain_object(value) or advances(value):
             state[f"argument object {i} ({type(value).__name__})"] = _contents(value)
     for m in world.all_modules:
         state[f"an attribute of {type(m).__name__} (module {id(m):#x})"] = _contents(m)
@@ -323,6 +324,7 @@ _REQUESTED = "requested"  # (a run's key: the names its user code's getattr/hasa
 
 
 _PURE_OS = {"fspath", "fsencode", "fsdecode", "getpid", "cpu_count", "get_terminal_size"}
+_CLOCK = ("now", "utcnow", "today")  # (datetime.datetime's and datetime.date's: time's are all the clock's)
 
 
 def _io_hook(frame, event, fn):
@@ -350,7 +352,7 @@ def _io_hook(frame, event, fn):
                 this.run[-1][_COMPUTED] = True
             else:
                 this.run[-1][_REQUESTED] = this.run[-1].get(_REQUESTED, frozenset()) | {name}
-        what = _io_call(fn) if this.breaks else None
+        what = _io_call(fn, frame) if this.breaks else None
         if what is not None and _from_user(frame):  # (a logging handler's: one reason, whatever it writes)
             this.breaks[-1](LOG if frame.f_globals.get("__name__", "").partition(".")[0] == "logging" else
                             io_reason(what))
@@ -388,8 +390,8 @@ def _own_module(frame):
 _QUIET_OWNERS = frozenset({list, dict, set, frozenset, tuple, str, bytes, int, float, deque, defaultdict, OrderedDict})
 
 
-def _io_call(fn):
-    """How a C function doing input or output (or warning) is named in a graph break's reason, or None."""
+def _io_call(fn, frame=None):
+    """How a C call doing input or output, warning or reading the clock (from ``frame``, the user's) is named, or None."""
     owner = getattr(fn, "__self__", None)
     if type(owner) in _QUIET_OWNERS or owner is builtins or owner is sys:  # (open's is _io, print: patches.py)
         return None
@@ -400,13 +402,9 @@ def _io_call(fn):
         return "open()" if fn.__name__ == "open" else f"warnings.{fn.__name__}()"
     if (owner is os or getattr(fn, "__module__", None) == os.name) and fn.__name__ not in _PURE_OS:
         return f"os.{fn.__name__}()"  # (os's C functions live in posix or nt)
-    return None
-
-
-def _numpy_stream():
-    """The legacy global ``numpy.random`` generator's position, comparable with ``==``."""
-    name, key, pos, has_gauss, cached = np.random.get_state()
-    return name, key.tobytes(), pos, has_gauss, cached
+    clock = getattr(fn, "__module__", None) == "time" or getattr(owner, "__module__", None) == "datetime" and fn.__name__ in _CLOCK
+    if clock and (frame is None or _own_module(frame) not in sys.stdlib_module_names):  # (not a Condition's wait)
+        return f"{owner.__name__}.{fn.__name__}()"  # (the clock is input: a replay would give back the recording's time)
 
 
 _NOT_PLAIN = (Module, Optimizer, type, Tensor, logging.Logger, logging.LoggerAdapter, int, float)  # (a traced number: a number)
@@ -557,12 +555,16 @@ def _ident(x, depth=0):
     module) its contents to three levels down (``h.inner.vals.append(k)``), anything else its id."""
     if x is None or type(x) in (bool, int, float, str):
         return x
+    if advances(x):  # (a module's ``self.rng``, an argument's: a draw or next() moves it)
+        return position(x)
     if depth < 3 and (isinstance(x, (list, deque, dict, set)) and len(x) <= 64 or plain_object(x)):
         return _contents(x, depth + 1)
     return id(x)
 
 
 def _contents(value, depth=0):
+    if advances(value):  # (a global's, a closure cell's; a random.Random is a plain object too)
+        return position(value)
     ident = functools.partial(_ident, depth=depth)
     if isinstance(value, (list, deque)):
         return "list", id(value), tuple(map(ident, value))

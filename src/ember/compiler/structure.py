@@ -5,6 +5,7 @@ from a replay's results (:func:`unflatten`), and the ints a captured ``while_loo
 import linecache
 import os
 import sys
+import traceback
 
 import numpy as np
 
@@ -13,7 +14,7 @@ from .._tensor import Tensor
 from .._tensor_subclass import disabled_torch_function_impl
 from .symbolic import Expr, evaluate
 
-__all__ = ["flatten", "holds_arrays", "skeleton", "same_container", "unflatten", "is_slot", "LoopInt", "frames_below", "user_frame", "EMBER_DIR", "LARGE"]
+__all__ = ["flatten", "holds_arrays", "skeleton", "same_container", "unflatten", "is_slot", "LoopInt", "frames_below", "user_frame", "Where", "EMBER_DIR", "LARGE"]
 
 EMBER_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the ember package's folder
 LARGE = 4096  # items: a container larger is a data set, not compared or looked into (contents.py)
@@ -184,14 +185,29 @@ def frames_below(code):
     return chain
 
 
+class Where(str):
+    """``"file:line: code"`` (a graph break's place, compared and printed as that text) that
+    knows its function too: :meth:`summary`, torch's ``explain`` ``user_stack`` entry."""
+
+    def __new__(cls, filename, lineno, name, line):
+        where = super().__new__(cls, f"{filename}:{lineno}: {line}")
+        where.filename, where.lineno, where.name, where.line = filename, lineno, name, line
+        return where
+
+    def summary(self):
+        """The place as a ``traceback.FrameSummary`` (``.filename``, ``.lineno``, ``.name``, ``.line``)."""
+        return traceback.FrameSummary(self.filename, self.lineno, self.name, line=self.line)
+
+
 def user_frame():
-    """``"file:line: code"`` of the innermost caller outside the ember package."""
+    """``"file:line: code"`` of the innermost caller outside the ember package (a :class:`Where`)."""
     # (walked without traceback.extract_stack, which reads every frame's source line: a backward
     # breaking at each of its nodes called this hundreds of times a recording)
     frame = sys._getframe(1)
     while frame is not None:
         filename = frame.f_code.co_filename
         if not os.path.abspath(filename).startswith(EMBER_DIR + os.sep):
-            return f"{filename}:{frame.f_lineno}: {linecache.getline(filename, frame.f_lineno or 0).strip()}"
+            line = linecache.getline(filename, frame.f_lineno or 0).strip()
+            return Where(filename, frame.f_lineno, frame.f_code.co_name, line)
         frame = frame.f_back
     return "<ember>"

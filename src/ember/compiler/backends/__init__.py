@@ -70,6 +70,11 @@ def _compile(graph, options):
         _warn_once("no-compiler", "ember.compile: no C compiler found ($CC, cc, gcc, clang or the "
                    "ziglang wheel: pip install ember[compile]); running generated Python instead")
         return compile_python(graph)
+    try:  # (a read-only home, $XDG_CACHE_HOME naming a file: the user's run goes on)
+        toolchain.cache_dir()
+    except (OSError, ValueError) as e:
+        _warn_once("no-cache", f"ember.compile: the compile cache cannot be used ({e}); running generated Python instead")
+        return compile_python(graph)
     # a pass for the C alone: its GeluBackward(1.0, x, None) fuses into the forward's loop; the
     # Python backend runs the graph as captured (its kernels take arrays, not the constant 1.0)
     c_graph = gelu_gradient_in_forward(graph)
