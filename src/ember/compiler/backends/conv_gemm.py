@@ -47,7 +47,7 @@ import re
 
 from ..symbolic import Expr, SymbolicSizeError
 from . import winograd
-from .conv import _finish, _gemm, _geometry, _Operand, _pointer, conv_kernel
+from .conv import _column_loops, _finish, _gemm, _geometry, _Operand, _pointer, _row_loops, conv_kernel
 
 __all__ = ["candidate", "applicable", "gemm_kernel", "conv_variants", "samples_per_product", "support", "ARGS"]
 
@@ -108,6 +108,7 @@ typedef struct {  /* an im2col + BLAS kernel's operands, sizes and scratch (back
     long oh, ow, kh, kw, sh, sw, dh, dw, top, left;  /* positions; the kernel's size, strides, dilation, padding */
     long co, cig, groups, per, copy;   /* output channels, input channels per group, groups, samples per block */
     void *cols, *rows, *stage;         /* scratch (see conv_gemm.py) */
+    void (*col2im)(const void* cols, void* stage);  /* ConvTranspose's col2im of a sample, or 0: the generic one */
 } em_im2col_args;
 #endif
 """
@@ -139,6 +140,17 @@ def _functions(t):
         "#else",
         "#define EM_IM2COL_SCALAR",
         "#endif",
+        # a row of n values (n a run-time size: small planes' rows of 10 or 28 in LeNet) as 32-byte
+        # copies of a constant size (moves, no call), the last one overlapping the one before:
+        # each row a call of memcpy cost LeNet's 14x14 Conv 50% against per-shape code
+        f"static inline __attribute__((always_inline)) EM_IM2COL_SCALAR void {f.format('row')}({t}* restrict r, const {t}* restrict s, long n) {{",
+        f"    enum {{ V = 32/sizeof({t}) }};",
+        "    if (n >= V) {",
+        "        for (long q = 0; q < n - V; q += V) memcpy(r + q, s + q, 32);",
+        "        memcpy(r + n - V, s + n - V, 32);",
+        "    } else if (n >= V/2) { memcpy(r, s, 16); memcpy(r + n - V/2, s + n - V/2, 16); }",
+        "    else for (long q = 0; q < n; q++) r[q] = s[q];",
+        "}",
         f"static __attribute__((noinline)) void {f.format('strided')}(const {t}* restrict pi, {t}* restrict r, long oh, long ow, long rs) {{",
         "    for (long y = 0; y < oh; y++) for (long q = 0; q < ow; q++) r[y*ow + q] = pi[y*rs + 2*q];",
         "}",
@@ -160,13 +172,13 @@ def _functions(t):
         "                if (ih < 0 || ih >= a->hin) continue;",
         f"                const {t}* xr = xs + c*a->xs[1] + ih*a->xs[2];",
         f"                {t}* restrict pr = pad + r*pw + a->left;",
-        "                for (long q = 0; q < n; q++) pr[q] = xr[q*a->xs[3]];",
+        f"                if (a->xs[3] == 1) {{ if (n > 0) memcpy(pr, xr, sizeof({t})*n); }} else for (long q = 0; q < n; q++) pr[q] = xr[q*a->xs[3]];",
         "            }",
         "            for (long i = 0; i < kh; i++) for (long j = 0; j < kw; j++) {",
         f"                {t}* restrict r = cols + ((c*kh + i)*kw + j)*ld;",
         f"                const {t}* restrict pi = pad + i*a->dh*pw + j*a->dw;",
         f"                if (sw == 2) {f.format('strided')}(pi, r, oh, ow, a->sh*pw);",
-        f"                else for (long y = 0; y < oh; y++) memcpy(r + y*ow, pi + y*a->sh*pw, sizeof({t})*ow);",
+        f"                else for (long y = 0; y < oh; y++) {f.format('row')}(r + y*ow, pi + y*a->sh*pw, ow);",
         "            }",
         "        }",
         "        return;",
@@ -282,14 +294,40 @@ def _functions(t):
                                "n0 ? 1 : 0", "y + g*cog*k", "k"),  # (straight into the gradient's layout)
         "    }",
         "}",
-        # ConvTranspose (see the module's docstring): position-major windows, col2im channels-last.
+        # ConvTranspose's col2im of one sample (see the module's docstring; a node with few
+        # channels per group has its own, a->col2im: :func:`_col2im`)
+        f"static void {f.format('col2im')}(const em_im2col_args* restrict a,",
+        f"        const {t}* restrict cols, {t}* restrict ycl, const long* los, const long* his, const long* offs) {{",
+        "    const long c = a->c, h = a->h, w = a->w, groups = a->groups, cig = a->cig, kh = a->kh, kw = a->kw, ow = a->ow;",
+        "    const long window = kh*kw, k = cig*window, width = groups*k;",
+        f"    memset(ycl, 0, sizeof({t})*h*w*c);",
+        "    for (long y = 0; y < a->oh; y++) for (long i = 0; i < kh; i++) {",
+        "        const long ih = y*a->sh - a->top + i*a->dh;",
+        "        if (ih < 0 || ih >= h) continue;",
+        f"        {t}* restrict orow = ycl + ih*w*c;",
+        f"        const {t}* restrict crow = cols + y*ow*width;",
+        "        for (long j = 0; j < kw; j++) for (long q = los[j]; q < his[j]; q++) {",
+        f"            {t}* restrict o = orow + (q*a->sw + offs[j])*c;",
+        f"            const {t}* restrict s = crow + q*width + i*kw + j;  /* (the weight's order: channels kh*kw apart) */",
+        "            for (long g = 0; g < groups; g++) {",
+        "                #pragma GCC ivdep",
+        "                for (long ci = 0; ci < cig; ci++) o[g*cig + ci] += s[g*k + ci*window];",
+        "            }",
+        "        }",
+        "    }",
+        "}",
         f"void {f.format('transpose')}(const em_im2col_args* restrict a) {{",
         "    const long p = a->oh*a->ow, k = a->cig*a->kh*a->kw, ld = a->per*p;",
-        "    const long c = a->c, h = a->h, w = a->w, cig = a->cig, groups = a->groups, kh = a->kh, kw = a->kw;",
-        "    const long cx = a->gc, cxg = cx/groups, window = kh*kw, width = groups*k, ow = a->ow;",
+        "    const long c = a->c, h = a->h, w = a->w, groups = a->groups, kw = a->kw, ow = a->ow;",
+        "    const long cxg = a->gc/groups, width = groups*k;",
         f"    const {t}* restrict wt = a->wt;",
         f"    {t}* restrict cols = a->cols;",
         f"    {t}* restrict ycl = a->stage;",
+        "    long los[kw], his[kw], offs[kw];",
+        "    for (long j = 0; j < kw; j++) {",
+        *ranges,
+        "        los[j] = lo, his[j] = hi, offs[j] = off;",
+        "    }",
         "    em_blas_threads(cxg*k*ld);",
         "    for (long n0 = 0; n0 < a->n; n0 += a->per) {",
         "        const long ns = n0 + a->per < a->n ? a->per : a->n - n0;",
@@ -299,24 +337,8 @@ def _functions(t):
         "            " + _gemm(t, "N", "T", "k", "ns*p", "cxg", "wt + g*cxg*k", "k", "gy + g*cxg*ldg", "ldg", 0,
                                "cols + g*k", "width"),
         "        for (long sn = 0; sn < ns; sn++) {",
-        f"            memset(ycl, 0, sizeof({t})*h*w*c);",
-        "            for (long y = 0; y < a->oh; y++) for (long i = 0; i < kh; i++) {",
-        "                const long ih = y*a->sh - a->top + i*a->dh;",
-        "                if (ih < 0 || ih >= h) continue;",
-        f"                {t}* restrict orow = ycl + ih*w*c;",
-        f"                const {t}* restrict crow = cols + (sn*p + y*ow)*width;",
-        "                for (long j = 0; j < kw; j++) {",
-        *["    " + ln for ln in ranges],
-        "                    for (long q = lo; q < hi; q++) {",
-        f"                        {t}* restrict o = orow + (q*a->sw + off)*c;",
-        f"                        const {t}* restrict s = crow + q*width + i*kw + j;  /* (the weight's order: channels kh*kw apart) */",
-        "                        for (long g = 0; g < groups; g++) {",
-        "                            #pragma GCC ivdep",
-        "                            for (long ci = 0; ci < cig; ci++) o[g*cig + ci] += s[g*k + ci*window];",
-        "                        }",
-        "                    }",
-        "                }",
-        "            }",
+        f"            const {t}* sc = cols + sn*p*width;",
+        f"            if (a->col2im) a->col2im(sc, ycl); else {f.format('col2im')}(a, sc, ycl, los, his, offs);",
         f"            {f.format('flip')}(ycl, ({t}*)a->y + (n0 + sn)*c*h*w, h*w, c, a->bias);",
         "        }",
         "    }",
@@ -374,6 +396,36 @@ def samples_per_product(node, itemsize):
     return max(1, min(per, BLOCK_BYTES // (itemsize * _geometry(node)[4] * k * p)))
 
 
+# Groups of fewer channels than this have a ConvTranspose's col2im unrolled for the node's
+# shape (:func:`_col2im`): the generic loop over a group's channels at a run-time count (6 in
+# LeNet's second layer) cost that layer's input gradient 2.8x the unrolled adds.
+FEW_CHANNELS = 16
+
+
+def _col2im(node, fname, t):
+    """C lines of ``static void fname_col2im(const void* cols, void* stage)``, a ConvTranspose's
+    col2im of one sample (the generic function's, see the module's docstring) with the node's
+    sizes as constants, for groups of few channels (FEW_CHANNELS) and sizes that are numbers;
+    else []."""
+    (_, cig, kh, kw), (sh, sw), ((top, _), (left, _)), (dh, dw), groups = _geometry(node)
+    _, c, h, w = node.meta["shape"]
+    oh, ow = node.args[0].meta["shape"][2:]
+    if cig >= FEW_CHANNELS or any(isinstance(n, Expr) for n in (h, w, oh, ow)):
+        return []
+    k = cig * kh * kw
+    add = (f"{{ {t}* restrict o = orow + @col@*{c}; const {t}* restrict s = crow + q*{groups * k} + i*{kw} + @j@; "
+           f"for (long g = 0; g < {groups}; g++) for (long ci = 0; ci < {cig}; ci++) o[g*{cig} + ci] += s[g*{k} + ci*{kh * kw}]; }}")
+    return [f"static void {fname}_col2im(const void* restrict cv, void* restrict yv) {{",
+            f"    const {t}* restrict cols = cv;", f"    {t}* restrict ycl = yv;",
+            f"    memset(ycl, 0, sizeof({t})*{h * w * c});",
+            *_row_loops(oh, kh, sh, dh, top, h, "    "),
+            f"            {t}* restrict orow = ycl + ih*{w * c};",
+            f"            const {t}* restrict crow = cols + oh*{ow * groups * k};",
+            *_column_loops(kw, sw, dw, left, w, ow, lambda j, col: add.replace("@col@", col).replace("@j@", str(j)),
+                           "            "),
+            "        }", "    }", "}"]
+
+
 def _list(values):
     return "{" + ", ".join(map(str, values)) + "}"
 
@@ -408,6 +460,8 @@ def gemm_kernel(src, node, fname, t, epilogue=None):
               "n": n, "c": c, "h": h, "w": w, "hin": hin, "win": win, "oh": oh, "ow": ow, "kh": kh, "kw": kw,
               "sh": sh, "sw": sw, "dh": dh, "dw": dw, "top": top, "left": left, "co": co, "cig": cig,
               "groups": groups, "per": per, "copy": int(copy)} | {b: f"{fname}_{b}" for b in sizes}
+    col2im = _col2im(node, fname, t) if name == "ConvTranspose" else []
+    fields["col2im"] = f"{fname}_col2im" if col2im else 0
     init = "{" + ", ".join(f".{f} = {v}" for f, v in fields.items()) + "}"
     if name == "Conv":
         rows = bool(epilogue and epilogue[1])
@@ -420,7 +474,7 @@ def gemm_kernel(src, node, fname, t, epilogue=None):
         body = [f"    em_im2col_{'weight' if name == 'ConvWeight' else 'transpose'}_{t}(&a);"]
     return [f"/* im2col + BLAS {name} {list(node.args[0].meta['shape'])} -> {list(out.shape)}, weight "
             f"[{co}, {cig}, {kh}, {kw}], groups {groups}, {per} samples per product: {name}({node.name}) */",
-            *decls, f"static void {fname}(void** restrict p) {{", *start,
+            *decls, *col2im, f"static void {fname}(void** restrict p) {{", *start,
             f"    const em_im2col_args a = {init};", *body, "}"]
 
 
