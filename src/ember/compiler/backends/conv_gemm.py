@@ -47,7 +47,7 @@ import re
 
 from ..symbolic import Expr, SymbolicSizeError
 from . import winograd
-from .conv import _column_loops, _finish, _gemm, _geometry, _Operand, _pointer, _row_loops, conv_kernel
+from .conv import _column_loops, _columns, _finish, _gemm, _geometry, _Operand, _pointer, _row_loops, conv_kernel
 
 __all__ = ["candidate", "applicable", "gemm_kernel", "conv_variants", "samples_per_product", "support", "ARGS"]
 
@@ -108,6 +108,7 @@ typedef struct {  /* an im2col + BLAS kernel's operands, sizes and scratch (back
     long oh, ow, kh, kw, sh, sw, dh, dw, top, left;  /* positions; the kernel's size, strides, dilation, padding */
     long co, cig, groups, per, copy;   /* output channels, input channels per group, groups, samples per block */
     void *cols, *rows, *stage;         /* scratch (see conv_gemm.py) */
+    void (*im2col)(const void* x, void* cols);      /* the windows of a sample, or 0: the generic loops */
     void (*col2im)(const void* cols, void* stage);  /* ConvTranspose's col2im of a sample, or 0: the generic one */
 } em_im2col_args;
 #endif
@@ -140,14 +141,16 @@ def _functions(t):
         "#else",
         "#define EM_IM2COL_SCALAR",
         "#endif",
-        # a row of n values (n a run-time size: small planes' rows of 10 or 28 in LeNet) as 32-byte
-        # copies of a constant size (moves, no call), the last one overlapping the one before:
-        # each row a call of memcpy cost LeNet's 14x14 Conv 50% against per-shape code
+        # a row of n values (n a run-time size: small planes' rows of 10 or 28 in LeNet) as 32-
+        # and 16-byte copies of a constant size (moves, no call), the last one overlapping the one
+        # before: each row a call of memcpy cost LeNet's 14x14 Conv 50% against per-shape code
         f"static inline __attribute__((always_inline)) EM_IM2COL_SCALAR void {f.format('row')}({t}* restrict r, const {t}* restrict s, long n) {{",
         f"    enum {{ V = 32/sizeof({t}) }};",
         "    if (n >= V) {",
-        "        for (long q = 0; q < n - V; q += V) memcpy(r + q, s + q, 32);",
-        "        memcpy(r + n - V, s + n - V, 32);",
+        "        long q = 0;",
+        "        for (; q + V <= n; q += V) memcpy(r + q, s + q, 32);",
+        "        if (q < n && n - q <= V/2) memcpy(r + n - V/2, s + n - V/2, 16);",
+        "        else if (q < n) memcpy(r + n - V, s + n - V, 32);",
         "    } else if (n >= V/2) { memcpy(r, s, 16); memcpy(r + n - V/2, s + n - V/2, 16); }",
         "    else for (long q = 0; q < n; q++) r[q] = s[q];",
         "}",
@@ -158,27 +161,34 @@ def _functions(t):
         f"        const em_im2col_args* restrict a, const {t}* xs, {t}* restrict cols, long ld, const long ow) {{",
         "    const long kh = a->kh, kw = a->kw, oh = a->oh, sw = a->sw, unit = a->sw*a->xs[3] == 1;",
         # a small plane at stride 1 or 2: each channel copied into a zero-bordered plane of the
-        # rows and columns its windows read, then every window row one copy of ow values (no
-        # tests, no ranges; 512 channels on 4x4 planes: 10% of the forward), at stride 2 by a
-        # vectorised loop (:func:`_functions`' ``strided``)
+        # rows and columns its windows read (read in place where the windows need no border:
+        # the copy cost LeNet's 14x14 forward 5%), then every window row one copy of ow values
+        # (no tests, no ranges; 512 channels on 4x4 planes: 10% of the forward), at stride 2 by
+        # a vectorised loop (:func:`_functions`' ``strided``)
         "    const long ph = (oh - 1)*a->sh + (kh - 1)*a->dh + 1, pw = (ow - 1)*sw + (kw - 1)*a->dw + 1;",
         "    if ((sw == 1 || sw == 2) && ph*pw <= 4096) {",
         f"        {t} pad[ph*pw];",
         "        const long n = a->win < pw - a->left ? a->win : pw - a->left;",
+        "        const int inside = a->top == 0 && a->left == 0 && ph <= a->hin && pw <= a->win && a->xs[3] == 1;",
+        "        const long pitch = inside ? a->xs[2] : pw;",
         "        for (long c = 0; c < a->c; c++) {",
-        f"            memset(pad, 0, sizeof({t})*ph*pw);",
-        "            for (long r = 0; r < ph; r++) {",
-        "                const long ih = r - a->top;",
-        "                if (ih < 0 || ih >= a->hin) continue;",
-        f"                const {t}* xr = xs + c*a->xs[1] + ih*a->xs[2];",
-        f"                {t}* restrict pr = pad + r*pw + a->left;",
-        f"                if (a->xs[3] == 1) {{ if (n > 0) memcpy(pr, xr, sizeof({t})*n); }} else for (long q = 0; q < n; q++) pr[q] = xr[q*a->xs[3]];",
+        f"            const {t}* plane = xs + c*a->xs[1];",
+        "            if (!inside) {",
+        f"                memset(pad, 0, sizeof({t})*ph*pw);",
+        "                for (long r = 0; r < ph; r++) {",
+        "                    const long ih = r - a->top;",
+        "                    if (ih < 0 || ih >= a->hin) continue;",
+        f"                    const {t}* xr = plane + ih*a->xs[2];",
+        f"                    {t}* restrict pr = pad + r*pw + a->left;",
+        f"                    if (a->xs[3] == 1) {{ if (n > 0) memcpy(pr, xr, sizeof({t})*n); }} else for (long q = 0; q < n; q++) pr[q] = xr[q*a->xs[3]];",
+        "                }",
+        "                plane = pad;",
         "            }",
         "            for (long i = 0; i < kh; i++) for (long j = 0; j < kw; j++) {",
         f"                {t}* restrict r = cols + ((c*kh + i)*kw + j)*ld;",
-        f"                const {t}* restrict pi = pad + i*a->dh*pw + j*a->dw;",
-        f"                if (sw == 2) {f.format('strided')}(pi, r, oh, ow, a->sh*pw);",
-        f"                else for (long y = 0; y < oh; y++) {f.format('row')}(r + y*ow, pi + y*a->sh*pw, ow);",
+        f"                const {t}* restrict pi = plane + i*a->dh*pitch + j*a->dw;",
+        f"                if (sw == 2) {f.format('strided')}(pi, r, oh, ow, a->sh*pitch);",
+        f"                else for (long y = 0; y < oh; y++) {f.format('row')}(r + y*ow, pi + y*a->sh*pitch, ow);",
         "            }",
         "        }",
         "        return;",
@@ -211,6 +221,7 @@ def _functions(t):
         "    }",
         "}",
         f"static EM_IM2COL_SCALAR void {f.format('cols')}(const em_im2col_args* restrict a, const {t}* xs, {t}* restrict cols, long ld) {{",
+        "    if (a->im2col) { a->im2col(xs, cols); return; }",
         "    switch (a->ow) {",
         *[f"    case {w}: {f.format('windows')}(a, xs, cols, ld, {w}); break;" for w in (4, 8, 16)],
         f"    default: {f.format('windows')}(a, xs, cols, ld, a->ow);",
@@ -396,10 +407,46 @@ def samples_per_product(node, itemsize):
     return max(1, min(per, BLOCK_BYTES // (itemsize * _geometry(node)[4] * k * p)))
 
 
-# Groups of fewer channels than this have a ConvTranspose's col2im unrolled for the node's
-# shape (:func:`_col2im`): the generic loop over a group's channels at a run-time count (6 in
-# LeNet's second layer) cost that layer's input gradient 2.8x the unrolled adds.
+# Few channels make little work per kernel offset, where the generic loops' run-time counts
+# cost most: arrays of fewer channels than this have their windows copied (:func:`_im2col`),
+# and groups of fewer a ConvTranspose's col2im (:func:`_col2im`), by loops unrolled for the
+# node's shape. Generic, LeNet's step took 2.7 instead of 1.9 ms (the loop over a group's
+# channels at a run-time count, 6, cost its second layer's input gradient 2.8x the unrolled
+# adds; rows of 10 values at a run-time width its forward 10%).
 FEW_CHANNELS = 16
+
+
+def _im2col(node, fname, t, ld, strides):
+    """C lines of ``static void fname_im2col(const void* x, void* cols)``, the windows of one
+    sample (the generic loops', see :data:`ARGS`) with the node's sizes as constants (each
+    kernel column's range of positions one copy per row), for an input of few channels
+    (FEW_CHANNELS), sizes and element ``strides`` that are numbers, unit column strides; else []."""
+    (_, _, kh, kw), (sh, sw), ((top, bottom), (left, right)), (dh, dw), _ = _geometry(node)
+    x = node.args[0]
+    _, c, h, w = x.meta["shape"]
+    oh, ow = (node if node.target.name == "Conv" else node.args[1]).meta["shape"][2:]
+    if c >= FEW_CHANNELS or any(isinstance(n, Expr) for n in (h, w, oh, ow, ld, *strides)) or strides[3] != 1:
+        return []
+    h_in, w_in = h + min(bottom, 0), w + min(right, 0)
+    lines = [f"static void {fname}_im2col(const void* restrict xv, void* restrict cv) {{",
+             f"    const {t}* restrict xs = xv;", f"    {t}* restrict cols = cv;",
+             f"    for (long c = 0; c < {c}; c++) for (long i = 0; i < {kh}; i++) {{",
+             f"        const {t}* xp = xs + c*{strides[1]};"]
+    for j in range(kw):
+        off = j * dw - left
+        lo, hi = _columns(off, sw, w_in, ow)
+        lines += [f"        {{ {t}* restrict r = cols + ((c*{kh} + i)*{kw} + {j})*{ld};",
+                  f"          for (long oh = 0; oh < {oh}; oh++) {{",
+                  f"            {t}* restrict ro = r + oh*{ow};",
+                  f"            const long ih = oh*{sh} - {top} + i*{dh};",
+                  f"            if (ih < 0 || ih >= {h_in}) {{ memset(ro, 0, sizeof({t})*{ow}); continue; }}",
+                  f"            const {t}* xr = xp + ih*{strides[2]};",
+                  *([f"            memset(ro, 0, sizeof({t})*{lo});"] if lo > 0 else []),
+                  *([f"            for (long q = {lo}; q < {hi}; q++) ro[q] = xr[q*{sw} + {off}];" if sw > 1 else
+                     f"            memcpy(ro + {lo}, xr + {lo + off}, sizeof({t})*{hi - lo});"] if hi > lo else []),
+                  *([f"            memset(ro + {hi}, 0, sizeof({t})*{ow - hi});"] if hi < ow else []),
+                  "        } }"]
+    return lines + ["    }", "}"]
 
 
 def _col2im(node, fname, t):
@@ -460,8 +507,9 @@ def gemm_kernel(src, node, fname, t, epilogue=None):
               "n": n, "c": c, "h": h, "w": w, "hin": hin, "win": win, "oh": oh, "ow": ow, "kh": kh, "kw": kw,
               "sh": sh, "sw": sw, "dh": dh, "dw": dw, "top": top, "left": left, "co": co, "cig": cig,
               "groups": groups, "per": per, "copy": int(copy)} | {b: f"{fname}_{b}" for b in sizes}
+    im2col = _im2col(node, fname, t, ld, x.strides) if x else []
     col2im = _col2im(node, fname, t) if name == "ConvTranspose" else []
-    fields["col2im"] = f"{fname}_col2im" if col2im else 0
+    fields |= {"im2col": f"{fname}_im2col" if im2col else 0, "col2im": f"{fname}_col2im" if col2im else 0}
     init = "{" + ", ".join(f".{f} = {v}" for f, v in fields.items()) + "}"
     if name == "Conv":
         rows = bool(epilogue and epilogue[1])
@@ -474,7 +522,7 @@ def gemm_kernel(src, node, fname, t, epilogue=None):
         body = [f"    em_im2col_{'weight' if name == 'ConvWeight' else 'transpose'}_{t}(&a);"]
     return [f"/* im2col + BLAS {name} {list(node.args[0].meta['shape'])} -> {list(out.shape)}, weight "
             f"[{co}, {cig}, {kh}, {kw}], groups {groups}, {per} samples per product: {name}({node.name}) */",
-            *decls, *col2im, f"static void {fname}(void** restrict p) {{", *start,
+            *decls, *im2col, *col2im, f"static void {fname}(void** restrict p) {{", *start,
             f"    const em_im2col_args a = {init};", *body, "}"]
 
 
