@@ -1,9 +1,12 @@
 """im2col + BLAS nodes with few channels (backends/conv_gemm.py, FEW_CHANNELS): an input of
 fewer than 16 channels has its windows copied, and a ConvTranspose whose groups have fewer its
 col2im, by loops unrolled for the node's shape, handed to the generic functions in the args
-struct (``.im2col``, ``.col2im``); a non-contiguous input, or more channels, keeps the generic
-loops. Float64 forward and both gradients against torch's: LeNet's two layers (blocks of one
-and of several samples) and geometries that cut windows: padding, strides, dilation, groups."""
+struct (``.im2col``, ``.col2im``), where the others point to the generic loops (a non-contiguous
+input, more channels), which are compiled only where some node points to them. Float64 forward
+and both gradients against torch's: LeNet's two layers (blocks of one and of several samples)
+and geometries that cut windows: padding, strides, dilation, groups."""
+import re
+
 import numpy as np
 import pytest
 import torch
@@ -68,9 +71,20 @@ def test_few_channels_equal_torch(im2col, monkeypatch, capsys):
         results.append([loss.detach().numpy()] + [t.grad.numpy() for t in (*xs, *ws, *bs) if t.requires_grad])
     source = capsys.readouterr().err
     # the two layers' and the third case's Conv and ConvWeight; the input gradients but the first
-    assert source.count("_im2col(const void* restrict xv") == 6, source
-    assert source.count("_col2im(const void* restrict cv") == 3
+    assert len(re.findall(r"^static void \w+_im2col\(", source, re.M)) == 6, source
+    assert len(re.findall(r"^static void \w+_col2im\(", source, re.M)) == 3
+    # the others point to the generic loops: the transposed input's and the 16 channels'
+    assert source.count(".im2col = em_im2col_cols_double,") == 4 and source.count(".col2im = em_im2col_col2im_double}") == 1
     assert source.count("em_im2col_conv_double(&a, n0);") == 5 and source.count("em_im2col_transpose_double(&a);") == 4
     for mine, reference in zip(*results[::-1]):
         assert mine.shape == reference.shape
         np.testing.assert_allclose(mine, reference, rtol=1e-12, atol=1e-12 * np.abs(reference).max())
+
+
+def test_generic_windows_and_col2im_compile_only_where_a_node_points_to_them():
+    calls = "em_im2col_conv_float(&a, n0); em_im2col_transpose_float(&a); .col2im = k3_1_col2im"
+    (unit,) = conv_gemm.support(calls)[1]
+    assert "void em_im2col_transpose_float(" in unit and "em_im2col_cols_float(" not in unit
+    assert "em_im2col_col2im_float(" not in unit
+    (unit,) = conv_gemm.support(calls + " .im2col = em_im2col_cols_float, .col2im = em_im2col_col2im_float}")[1]
+    assert "void em_im2col_cols_float(" in unit and "void em_im2col_col2im_float(" in unit

@@ -100,7 +100,7 @@ def _sizes(node):
 # its transposition.
 ARGS = """#ifndef EM_IM2COL_ARGS
 #define EM_IM2COL_ARGS
-typedef struct {  /* an im2col + BLAS kernel's operands, sizes and scratch (backends/conv_gemm.py) */
+typedef struct em_im2col_args {  /* an im2col + BLAS kernel's operands, sizes and scratch (backends/conv_gemm.py) */
     const void* x; long xs[4];         /* the windowed input, its element strides */
     const void* g; long gs[4], gc;     /* the gradient read as rows, its strides and channels */
     const void* wt; const void* bias; void* y;  /* the weight, the bias or 0, the result */
@@ -108,18 +108,22 @@ typedef struct {  /* an im2col + BLAS kernel's operands, sizes and scratch (back
     long oh, ow, kh, kw, sh, sw, dh, dw, top, left;  /* positions; the kernel's size, strides, dilation, padding */
     long co, cig, groups, per, copy;   /* output channels, input channels per group, groups, samples per block */
     void *cols, *rows, *stage;         /* scratch (see conv_gemm.py) */
-    void (*im2col)(const void* x, void* cols);      /* the windows of a sample, or 0: the generic loops */
-    void (*col2im)(const void* cols, void* stage);  /* ConvTranspose's col2im of a sample, or 0: the generic one */
+    /* the windows of a sample into cols (Conv, ConvWeight); ConvTranspose's col2im of a sample */
+    void (*im2col)(const struct em_im2col_args* restrict a, const void* restrict x, void* restrict cols, long ld);
+    void (*col2im)(const struct em_im2col_args* restrict a, const void* restrict cols, void* restrict stage);
 } em_im2col_args;
 #endif
 """
 _CALL = re.compile(r"\bem_im2col_(?:conv|weight|transpose)_(float|double)\(")
+_PARTS = ("cols", "col2im")  # the generic windows and col2im, compiled where a node points to them
 
 
 def _functions(t):
-    """C of the shape-generic im2col + BLAS functions of dtype ``t``: ``em_im2col_conv_<t>``
-    (one block of samples of a Conv, from ``n0``), ``em_im2col_weight_<t>`` (ConvWeight) and
-    ``em_im2col_transpose_<t>`` (ConvTranspose), with their helpers: the windows of a sample
+    """{part: C} of the shape-generic im2col + BLAS functions of dtype ``t``: "" the drivers
+    ``em_im2col_conv_<t>`` (one block of samples of a Conv, from ``n0``), ``em_im2col_weight_<t>``
+    (ConvWeight) and ``em_im2col_transpose_<t>`` (ConvTranspose), which call a node's
+    ``im2col`` and ``col2im``; "cols" and "col2im" the generic ones (a node with few channels
+    has its own: :func:`_im2col`, :func:`_col2im`). With their helpers: the windows of a sample
     (im2col: row (c, i, j) of ``cols`` is channel c shifted by kernel offset (i, j), zeros
     where a window leaves the input, each run of a row copied with memcpy: GCC 12 at -O3
     -march=native gave wrong results for the same copy written as a loop, right at -O2), a
@@ -130,7 +134,7 @@ def _functions(t):
               "            const long lo0 = off >= 0 ? 0 : (-off + a->sw - 1)/a->sw, lo = lo0 < ow ? lo0 : ow;",
               "            const long hi0 = last >= 0 ? last/a->sw + 1 : 0, hi = hi0 < lo ? lo : hi0 > ow ? ow : hi0;"]
     sizes = ["    const long p = a->oh*a->ow, k = a->cig*a->kh*a->kw, ld = a->per*p, co = a->co, cog = co/a->groups;"]
-    return "\n".join([
+    windows = [
         # Rows are short on small planes (4x4: 147k rows of 4 values in a 512-channel layer's
         # block): each range is computed once per kernel column, a short run is a plain loop,
         # never vectorised (a vector loop's set-up, or a call of memset or memcpy, cost such a
@@ -220,13 +224,15 @@ def _functions(t):
         "        }",
         "    }",
         "}",
-        f"static EM_IM2COL_SCALAR void {f.format('cols')}(const em_im2col_args* restrict a, const {t}* xs, {t}* restrict cols, long ld) {{",
-        "    if (a->im2col) { a->im2col(xs, cols); return; }",
+        f"EM_IM2COL_SCALAR void {f.format('cols')}(const em_im2col_args* restrict a, const void* restrict xv, void* restrict cv, long ld) {{",
+        f"    const {t}* xs = xv;",
+        f"    {t}* restrict cols = cv;",
         "    switch (a->ow) {",
         *[f"    case {w}: {f.format('windows')}(a, xs, cols, ld, {w}); break;" for w in (4, 8, 16)],
         f"    default: {f.format('windows')}(a, xs, cols, ld, a->ow);",
         "    }",
-        "}",
+        "}", ""]
+    drivers = [
         f"static const {t}* {f.format('rows')}(const em_im2col_args* restrict a, long n0, long ns, long* ld) {{",
         f"    const {t}* g = a->g;",
         "    if (!a->copy) { *ld = a->gs[1]; return g + n0*a->gs[0]; }",
@@ -281,7 +287,7 @@ def _functions(t):
         f"    {t}* y = ({t}*)a->y + n0*co*p;",
         f"    {t}* yt = a->per == 1 ? y : ({t}*)a->stage;",
         "    em_blas_threads(cog*k*ld);",
-        f"    for (long s = 0; s < ns; s++) {f.format('cols')}(a, x + (n0 + s)*a->xs[0], cols + s*p, ld);",
+        "    for (long s = 0; s < ns; s++) a->im2col(a, x + (n0 + s)*a->xs[0], cols + s*p, ld);",
         "    for (long g = 0; g < a->groups; g++)",
         "        " + _gemm(t, "N", "N", "ns*p", "cog", "k", "cols + g*k*ld", "ld", f"({t}*)a->wt + g*cog*k", "k", 0,
                            "yt + g*cog*ldc", "ldc"),
@@ -298,19 +304,45 @@ def _functions(t):
         "    for (long n0 = 0; n0 < a->n; n0 += a->per) {",
         "        const long ns = n0 + a->per < a->n ? a->per : a->n - n0;",
         "        long ldg;",
-        f"        for (long s = 0; s < ns; s++) {f.format('cols')}(a, x + (n0 + s)*a->xs[0], cols + s*p, ld);",
+        "        for (long s = 0; s < ns; s++) a->im2col(a, x + (n0 + s)*a->xs[0], cols + s*p, ld);",
         f"        const {t}* gy = {f.format('rows')}(a, n0, ns, &ldg);",
         "        for (long g = 0; g < a->groups; g++)",
         "            " + _gemm(t, "T", "N", "k", "cog", "ns*p", "cols + g*k*ld", "ld", "gy + g*cog*ldg", "ldg",
                                "n0 ? 1 : 0", "y + g*cog*k", "k"),  # (straight into the gradient's layout)
         "    }",
         "}",
-        # ConvTranspose's col2im of one sample (see the module's docstring; a node with few
-        # channels per group has its own, a->col2im: :func:`_col2im`)
-        f"static void {f.format('col2im')}(const em_im2col_args* restrict a,",
-        f"        const {t}* restrict cols, {t}* restrict ycl, const long* los, const long* his, const long* offs) {{",
+        f"void {f.format('transpose')}(const em_im2col_args* restrict a) {{",
+        "    const long p = a->oh*a->ow, k = a->cig*a->kh*a->kw, ld = a->per*p;",
+        "    const long c = a->c, h = a->h, w = a->w, groups = a->groups;",
+        "    const long cxg = a->gc/groups, width = groups*k;",
+        f"    const {t}* restrict wt = a->wt;",
+        f"    {t}* restrict cols = a->cols;",
+        f"    {t}* restrict ycl = a->stage;",
+        "    em_blas_threads(cxg*k*ld);",
+        "    for (long n0 = 0; n0 < a->n; n0 += a->per) {",
+        "        const long ns = n0 + a->per < a->n ? a->per : a->n - n0;",
+        "        long ldg;",
+        f"        const {t}* gy = {f.format('rows')}(a, n0, ns, &ldg);",
+        "        for (long g = 0; g < groups; g++)",
+        "            " + _gemm(t, "N", "T", "k", "ns*p", "cxg", "wt + g*cxg*k", "k", "gy + g*cxg*ldg", "ldg", 0,
+                               "cols + g*k", "width"),
+        "        for (long sn = 0; sn < ns; sn++) {",
+        "            a->col2im(a, cols + sn*p*width, ycl);",
+        f"            {f.format('flip')}(ycl, ({t}*)a->y + (n0 + sn)*c*h*w, h*w, c, a->bias);",
+        "        }",
+        "    }",
+        "}", ""]
+    col2im = [  # ConvTranspose's col2im of one sample (see the module's docstring)
+        f"void {f.format('col2im')}(const em_im2col_args* restrict a, const void* restrict cv, void* restrict yv) {{",
         "    const long c = a->c, h = a->h, w = a->w, groups = a->groups, cig = a->cig, kh = a->kh, kw = a->kw, ow = a->ow;",
         "    const long window = kh*kw, k = cig*window, width = groups*k;",
+        f"    const {t}* restrict cols = cv;",
+        f"    {t}* restrict ycl = yv;",
+        "    long los[kw], his[kw], offs[kw];",
+        "    for (long j = 0; j < kw; j++) {",
+        *ranges,
+        "        los[j] = lo, his[j] = hi, offs[j] = off;",
+        "    }",
         f"    memset(ycl, 0, sizeof({t})*h*w*c);",
         "    for (long y = 0; y < a->oh; y++) for (long i = 0; i < kh; i++) {",
         "        const long ih = y*a->sh - a->top + i*a->dh;",
@@ -326,48 +358,32 @@ def _functions(t):
         "            }",
         "        }",
         "    }",
-        "}",
-        f"void {f.format('transpose')}(const em_im2col_args* restrict a) {{",
-        "    const long p = a->oh*a->ow, k = a->cig*a->kh*a->kw, ld = a->per*p;",
-        "    const long c = a->c, h = a->h, w = a->w, groups = a->groups, kw = a->kw, ow = a->ow;",
-        "    const long cxg = a->gc/groups, width = groups*k;",
-        f"    const {t}* restrict wt = a->wt;",
-        f"    {t}* restrict cols = a->cols;",
-        f"    {t}* restrict ycl = a->stage;",
-        "    long los[kw], his[kw], offs[kw];",
-        "    for (long j = 0; j < kw; j++) {",
-        *ranges,
-        "        los[j] = lo, his[j] = hi, offs[j] = off;",
-        "    }",
-        "    em_blas_threads(cxg*k*ld);",
-        "    for (long n0 = 0; n0 < a->n; n0 += a->per) {",
-        "        const long ns = n0 + a->per < a->n ? a->per : a->n - n0;",
-        "        long ldg;",
-        f"        const {t}* gy = {f.format('rows')}(a, n0, ns, &ldg);",
-        "        for (long g = 0; g < groups; g++)",
-        "            " + _gemm(t, "N", "T", "k", "ns*p", "cxg", "wt + g*cxg*k", "k", "gy + g*cxg*ldg", "ldg", 0,
-                               "cols + g*k", "width"),
-        "        for (long sn = 0; sn < ns; sn++) {",
-        f"            const {t}* sc = cols + sn*p*width;",
-        f"            if (a->col2im) a->col2im(sc, ycl); else {f.format('col2im')}(a, sc, ycl, los, his, offs);",
-        f"            {f.format('flip')}(ycl, ({t}*)a->y + (n0 + sn)*c*h*w, h*w, c, a->bias);",
-        "        }",
-        "    }",
-        "}", ""])
+        "}", ""]
+    return {"": "\n".join(drivers), "cols": "\n".join(windows), "col2im": "\n".join(col2im)}
 
 
 def support(program):
     """(declarations, units) of the shape-generic functions the im2col + BLAS kernels in
     ``program`` (C text) call: :data:`ARGS` and their prototypes, for every unit; and one
-    translation unit per dtype called, the same text in every graph (its object, cached by its
+    translation unit per dtype called, the same text in every graph that calls the same parts
+    (the generic windows and col2im where a node points to them, :data:`_PARTS`: a graph whose
+    nodes all have their own, LeNet's, compiles neither; the unit's object, cached by its
     content, compiles once and every later graph links it)."""
     used = sorted(set(_CALL.findall(program)))
     if not used:
         return "", []
     declarations = [ARGS] + [f"void em_im2col_conv_{t}(const em_im2col_args* restrict a, long n0);\n"
                              f"void em_im2col_weight_{t}(const em_im2col_args* restrict a);\n"
-                             f"void em_im2col_transpose_{t}(const em_im2col_args* restrict a);\n" for t in used]
-    return "".join(declarations), [f"{ARGS}{_functions(t)}" for t in used]
+                             f"void em_im2col_transpose_{t}(const em_im2col_args* restrict a);\n"
+                             f"void em_im2col_cols_{t}(const em_im2col_args* restrict a, const void* restrict x, "
+                             "void* restrict cols, long ld);\n"
+                             f"void em_im2col_col2im_{t}(const em_im2col_args* restrict a, const void* restrict cols, "
+                             "void* restrict stage);\n" for t in used]
+    units = []
+    for t in used:
+        parts = _functions(t)
+        units.append(ARGS + parts[""] + "".join(parts[n] for n in _PARTS if f"em_im2col_{n}_{t}" in program))
+    return "".join(declarations), units
 
 
 def _copied(src, node, p, per):
@@ -428,8 +444,8 @@ def _im2col(node, fname, t, ld, strides):
     if c >= FEW_CHANNELS or any(isinstance(n, Expr) for n in (h, w, oh, ow, ld, *strides)) or strides[3] != 1:
         return []
     h_in, w_in = h + min(bottom, 0), w + min(right, 0)
-    lines = [f"static void {fname}_im2col(const void* restrict xv, void* restrict cv) {{",
-             f"    const {t}* restrict xs = xv;", f"    {t}* restrict cols = cv;",
+    lines = [f"static void {fname}_im2col(const em_im2col_args* restrict a, const void* restrict xv, void* restrict cv, long ld) {{",
+             f"    const {t}* restrict xs = xv;", f"    {t}* restrict cols = cv;", "    (void)a, (void)ld;",
              f"    for (long c = 0; c < {c}; c++) for (long i = 0; i < {kh}; i++) {{",
              f"        const {t}* xp = xs + c*{strides[1]};"]
     for j in range(kw):
@@ -462,8 +478,8 @@ def _col2im(node, fname, t):
     k = cig * kh * kw
     add = (f"{{ {t}* restrict o = orow + @col@*{c}; const {t}* restrict s = crow + q*{groups * k} + i*{kw} + @j@; "
            f"for (long g = 0; g < {groups}; g++) for (long ci = 0; ci < {cig}; ci++) o[g*{cig} + ci] += s[g*{k} + ci*{kh * kw}]; }}")
-    return [f"static void {fname}_col2im(const void* restrict cv, void* restrict yv) {{",
-            f"    const {t}* restrict cols = cv;", f"    {t}* restrict ycl = yv;",
+    return [f"static void {fname}_col2im(const em_im2col_args* restrict a, const void* restrict cv, void* restrict yv) {{",
+            f"    const {t}* restrict cols = cv;", f"    {t}* restrict ycl = yv;", "    (void)a;",
             f"    memset(ycl, 0, sizeof({t})*{h * w * c});",
             *_row_loops(oh, kh, sh, dh, top, h, "    "),
             f"            {t}* restrict orow = ycl + ih*{w * c};",
@@ -509,7 +525,9 @@ def gemm_kernel(src, node, fname, t, epilogue=None):
               "groups": groups, "per": per, "copy": int(copy)} | {b: f"{fname}_{b}" for b in sizes}
     im2col = _im2col(node, fname, t, ld, x.strides) if x else []
     col2im = _col2im(node, fname, t) if name == "ConvTranspose" else []
-    fields |= {"im2col": f"{fname}_im2col" if im2col else 0, "col2im": f"{fname}_col2im" if col2im else 0}
+    own = {"im2col": im2col, "col2im": col2im}
+    fields |= {f: f"{fname}_{f}" if own[f] else f"em_im2col_{part}_{t}" if (name == "ConvTranspose") == (f == "col2im")
+               else 0 for f, part in zip(own, _PARTS)}
     init = "{" + ", ".join(f".{f} = {v}" for f, v in fields.items()) + "}"
     if name == "Conv":
         rows = bool(epilogue and epilogue[1])
