@@ -47,7 +47,8 @@ import re
 
 from ..symbolic import Expr, SymbolicSizeError
 from . import winograd
-from .conv import _column_loops, _columns, _finish, _gemm, _geometry, _Operand, _pointer, _row_loops, conv_kernel
+from .conv import (ALIGNED, _column_loops, _columns, _finish, _gemm, _geometry, _Operand, _pointer, _row_loops,
+                   conv_kernel)
 
 __all__ = ["candidate", "applicable", "gemm_kernel", "conv_variants", "samples_per_product", "support", "ARGS"]
 
@@ -64,12 +65,13 @@ def candidate(node):
 
 def _buffers(t, fname, sizes):
     """(file-scope declarations, lines for the kernel's start) of the scratch buffers ``sizes``
-    ({suffix: element count}): static arrays, or, for a count that is a size expression, a
-    pointer grown (malloc) to the largest count met so far. Where malloc fails the kernel
-    returns with ``em_bad_where`` -1 (its caller, :func:`conv_variants`, reports it)."""
+    ({suffix: element count}): static arrays (on cache lines, :data:`.conv.ALIGNED`), or, for a
+    count that is a size expression, a pointer grown (malloc) to the largest count met so far.
+    Where malloc fails the kernel returns with ``em_bad_where`` -1 (its caller,
+    :func:`conv_variants`, reports it)."""
     fixed = [f"{fname}_{b}[{n}]" for b, n in sizes.items() if not isinstance(n, Expr)]
     grown = [b for b, n in sizes.items() if isinstance(n, Expr)]
-    decls = ([f"static {t} {', '.join(fixed)};"] if fixed else []) + \
+    decls = ([f"static {ALIGNED} {t} {', '.join(fixed)};"] if fixed else []) + \
         [f"static {t}* {fname}_{b}; static long {fname}_{b}_n;" for b in grown]
     start = [f"    if ({fname}_{b}_n < (long)({sizes[b]})) {{ free({fname}_{b}); {fname}_{b}_n = (long)({sizes[b]}); "
              f"{fname}_{b} = malloc(sizeof({t})*{fname}_{b}_n); "
