@@ -35,7 +35,9 @@ dtype reads the sizes, strides and scratch from an ``em_im2col_args`` (:data:`AR
 translation unit of its own whose text is the same in every graph (:func:`support`; its object
 is cached by content: compiled once per machine, then linked), and each node's kernel is a few
 lines that fill the struct and own the scratch (:func:`gemm_kernel`). Unrolled per shape, a
-CIFAR ResNet-18 step's 18 such kernels had been 1.5 s of its 3.8 s of gcc. The sizes are the
+CIFAR ResNet-18 step's 18 such kernels had been 1.5 s of its 3.8 s of gcc. Only where the
+channels are few (FEW_CHANNELS: LeNet's) are a node's window copies and col2im its own loops,
+unrolled for its shape, which the struct points to (session 32). The sizes are the
 node's, as constants, or in a graph with size symbols C expressions read at run time: the
 batch N only counts the samples the loop visits (the buffers hold one block, the last block
 of the batch may be short); symbolic image sizes (H, W and their floors) make the buffers'
