@@ -228,8 +228,10 @@ with ember.no_grad():
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_AS and /proc/self/statm")
 def test_a_convolution_buffer_malloc_cannot_get_raises_memory_error(tmp_path):
     # the scratch buffers of im2col over symbolic sizes grow with malloc at run time; where it
-    # fails the kernel returns and the call raises MemoryError (unchecked: a segmentation fault)
-    env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path), PYTHONPATH=os.pathsep.join(sys.path))
+    # fails the kernel returns and the call raises MemoryError (unchecked: a segmentation fault).
+    # One malloc arena: glibc retries a failed allocation in another thread's arena, whose
+    # reserved 64 MB the limit counts already (the threads that ran the compilers made some)
+    env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path), PYTHONPATH=os.pathsep.join(sys.path), MALLOC_ARENA_MAX="1")
     run = subprocess.run([sys.executable, "-c", _OUT_OF_MEMORY], capture_output=True, text=True, env=env, timeout=240)
     assert run.returncode == 0, run.stderr[-2000:]
     assert "MemoryError: conv: no memory for the kernel's buffers" in run.stdout, run.stdout + run.stderr[-2000:]

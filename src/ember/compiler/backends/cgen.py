@@ -14,7 +14,7 @@ from itertools import accumulate
 
 import numpy as np
 
-from . import attention, copies, indexing, norm, rnn, shared, sort, winograd
+from . import attention, conv_gemm, copies, indexing, norm, rnn, shared, sort, winograd
 from .conv_gemm import conv_variants
 from .direct_gemm import packed_support
 from .gemm import gemm_kernel
@@ -504,6 +504,10 @@ def _generate(plan, symbols, conv_choice, gemm_choice):
     args = "p, sz" if symbols else "p"
     declarations, definitions = packed_support("".join(body))
     generic, winograd_units = winograd.support("".join(body))
+    im2col, im2col_units = conv_gemm.support("".join(body))
+    bn, bn_units = norm.support("".join(body))
+    # (one unit for both: each is too small for a compiler process of its own, CSource.MIN_UNIT_CHARS)
+    small = ["".join(im2col_units + bn_units)] if im2col_units or bn_units else []
     main = [_GLOBALS, f"int em_choice[{max(1, len(gemms))}];", f"long em_block[{max(1, len(gemms))}];",
             f"int em_conv_choice[{max(1, len(convs))}];"]
     main += [f"int kernel_{index[id(k)]}({params});" for kernels in regions for k in kernels]
@@ -512,8 +516,8 @@ def _generate(plan, symbols, conv_choice, gemm_choice):
         main += [f"    if ((failed = kernel_{index[id(k)]}({args}))) return failed;" for k in kernels]
         main += ["    return 0;", "}"]
     # size symbols: each unit's own copy, set by its exported entry points
-    head = _HEADER + declarations + generic + "".join(f"static long em_S{i};  /* {name} */\n" for name, i in symbols.items())
-    helpers = [_HEADER + h for h in ([definitions] if definitions else []) + winograd_units]
+    head = _HEADER + declarations + generic + im2col + bn + "".join(f"static long em_S{i};  /* {name} */\n" for name, i in symbols.items())
+    helpers = [_HEADER + h for h in ([definitions] if definitions else []) + winograd_units + small]
     return (CSource(head, shared.share(body), "\n".join(main) + "\n", helpers),
             regions, gemms, src.slots, convs)
 
@@ -530,7 +534,7 @@ class CSource:
         self.kernels = kernels  # per kernel: its functions and its entry point kernel_<i>
         self.main = main        # the shared globals' definitions, em_init, the regions
         # units of their own whatever the graph (the packed products' tiles and packing, the
-        # Winograd loops): the same text in every graph that calls them, so their object, cached
+        # Winograd, im2col + BLAS and batch norm loops): the same text in every graph that calls them, so their object, cached
         # by its content, compiles once and every later graph links it (0.3 s of gcc's CPU for
         # the GPT step's)
         self.helpers = list(helpers)

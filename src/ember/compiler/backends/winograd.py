@@ -36,7 +36,7 @@ tests/compiler/test_codegen_conv.py bounds the float32 error against a float64 r
 import re
 from fractions import Fraction as Fr
 
-from .conv import _finish, _gemm, _geometry, _Operand, _pointer
+from .conv import ALIGNED, _finish, _gemm, _geometry, _Operand, _pointer
 from .toolchain import simd_reduction
 
 __all__ = ["TILES", "candidate", "winograd_kernel", "support", "ARGS"]
@@ -443,7 +443,8 @@ def winograd_kernel(src, node, fname, t, m, epilogue=None):
                 "    }", *_finish(epilogue, None, None)]
     return [f"/* Winograd F({m}, 3) {node.target.name} {list(node.args[0].meta['shape'])} -> {list(out.shape)}, "
             f"groups {groups}: {node.target.name}({node.name}) */",
-            f"static {t} " + ", ".join(f"{fname}_{k}[{size}]" for k, size in scratch.items()) + ";  /* pads' borders stay 0 */",
+            f"static {ALIGNED} {t} " + ", ".join(f"{fname}_{k}[{size}]" for k, size in scratch.items())
+            + ";  /* pads' borders stay 0 */",
             f"static void {fname}(void** restrict p) {{",
             f"    const em_winograd_args a = {init};",
             *body, "}"]
