@@ -1,0 +1,71 @@
+"""Regressions found by the widened compile fuzzer (fuzz_wide_32.py, session 32) and by
+test_fuzz.py's seeds 10000-10499: each a program whose compiled run raised where eager and
+torch ran, reduced to a few lines and compared with torch 2.13."""
+import numpy as np
+import pytest
+import torch
+
+import ember
+
+pytestmark = pytest.mark.usefixtures("fresh_cache")
+
+
+def _run(lib, fn, arrays, grads):
+    """fn's outputs (float64 arrays; an alias kept as ``is``) and the inputs' gradients of the
+    sum of the outputs."""
+    inputs = [lib.tensor(a).requires_grad_(g) for a, g in zip(arrays, grads)]
+    outs = fn(lib, *inputs)
+    sum(o.double().sum() for o in outs if o.requires_grad).backward()
+    same = [[o is p for p in outs] for o in outs]
+    return [o.detach().double().numpy() for o in outs], [x.grad.numpy() for x in inputs if x.requires_grad], same
+
+
+def _check(fn, arrays, grads):
+    expected = _run(torch, fn, arrays, grads)
+    assert _run(ember, fn, arrays, grads)[2] == expected[2]
+    compiled = ember.compile(lambda *inputs: fn(ember, *inputs))
+    for _ in range(3):
+        outs, input_grads, same = _run(ember, lambda lib, *inputs: compiled(*inputs), arrays, grads)
+        for a, e in zip(outs + input_grads, expected[0] + expected[1]):
+            np.testing.assert_allclose(a, e, rtol=1e-6, atol=0)
+        assert same == expected[2]
+
+
+def test_an_input_view_returned_twice():
+    """``return y * 2, v, v`` of ``v = x.t()`` (seeds 10122 and 7 more of 500, wide seeds 25, 63,
+    103): the output that is the first again was also remade from the input as a view of its
+    own, one remade output too many for the replay (StopIteration); it is the same tensor again."""
+    def fn(lib, x, y):
+        v = x.t()
+        return y * 2, v, v
+
+    _check(fn, [np.arange(6.0).reshape(2, 3), np.ones(3)], [True, True])
+
+
+def test_a_write_through_a_view_of_a_clone_of_a_tensor_not_requiring_grad():
+    """``v = x1.clone(); v.t().add_(x0)`` with only x0 requiring grad (wide seed 132): the
+    capture recorded the clone's new value as not requiring grad (eager marks the clone after
+    the observers), so the joint graph's backward went unused and its gradient placeholder was
+    fetched as an input ('int' object has no attribute 'copy'; dynamic: a backward given one
+    gradient fewer than it takes)."""
+    def fn(lib, x0, x1):
+        v = x1.clone()
+        v.t().add_(x0)
+        w = x1.clone()
+        w[:, ::2].mul_(x0[:, :1].to(lib.float64))
+        return v, w
+
+    _check(fn, [np.array([[2.25, 1.0], [0.5, -1.0]], np.float32), np.array([[1.5, 2.0], [3.0, 4.0]])],
+           [True, False])
+
+
+def test_the_mean_of_an_empty_tensor_keeps_its_backward():
+    """``s = x.sign(); return s.erf(), s.mean(0, keepdim=True)`` of a (1, 3, 0) x (seed 10340):
+    eager's mean relaid its empty result out in a new array the capture did not know, which the
+    graph then read as a tensor from outside; its backward took one gradient more than it was
+    given (ValueError)."""
+    def fn(lib, x):
+        s = lib.sign(x)
+        return lib.erf(s), s.mean(0, keepdim=True)
+
+    _check(fn, [np.zeros((1, 3, 0), np.float32)], [True])

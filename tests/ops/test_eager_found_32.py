@@ -1,0 +1,41 @@
+"""Eager differences from torch 2.13 that the widened compile fuzzer
+(tests/compiler/fuzz_wide_32.py, session 32) met, each reduced and compared with torch."""
+import numpy as np
+import pytest
+import torch
+
+import ember
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
+def test_addcmul_of_zero_dim_tensors_is_zero_dim(dtype):
+    """addcmul of 0-d tensors gave shape [1] (NumPy's ascontiguousarray makes a 0-d array 1-d),
+    and ``addcmul_`` into a 0-d tensor raised "output with shape [] doesn't match the broadcast
+    shape [1]" (wide seed 16)."""
+    for lib in (torch, ember):
+        a, b = lib.tensor(0.5).to(getattr(lib, dtype)), lib.tensor(-0.25).to(getattr(lib, dtype))
+        out = lib.addcmul(a, b, b, value=0.5)
+        a.addcmul_(b, b, value=0.5)
+        if lib is torch:
+            expected = (tuple(out.shape), out.double().item(), a.double().item())
+    assert (tuple(out.shape), out.double().item(), a.double().item()) == expected == ((), 0.53125, 0.53125)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_half_mean_sums_in_float32(dtype):
+    """torch's 16-bit mean sums and divides in float32 and rounds once: five -60000 float16
+    values average -60000 (ember summed in float16: -inf, wide seed 52); bfloat16 means equal
+    torch's bit for bit."""
+    rng = np.random.default_rng(0)
+    arrays = [np.full((5, 2), -6e4, np.float32), rng.standard_normal((300, 7)).astype(np.float32)]
+    for array in arrays:
+        for dim in (0, 1, None):
+            results = []
+            for lib in (torch, ember):
+                x = lib.tensor(array).to(getattr(lib, dtype)).requires_grad_()
+                m = x.mean() if dim is None else x.mean(dim)
+                m.double().sum().backward()
+                results.append((m.detach().double().numpy(), x.grad.double().numpy(), type(m.grad_fn).__name__))
+            np.testing.assert_array_equal(results[1][0], results[0][0])
+            np.testing.assert_array_equal(results[1][1], results[0][1])
+            assert results[1][2] == results[0][2]
