@@ -1,6 +1,8 @@
 """Regressions found by the widened compile fuzzer (fuzz_wide_32.py, session 32) and by
 test_fuzz.py's seeds 10000-10499: each a program whose compiled run raised where eager and
 torch ran, reduced to a few lines and compared with torch 2.13."""
+import warnings
+
 import numpy as np
 import pytest
 import torch
@@ -69,3 +71,17 @@ def test_the_mean_of_an_empty_tensor_keeps_its_backward():
         return lib.erf(s), s.mean(0, keepdim=True)
 
     _check(fn, [np.zeros((1, 3, 0), np.float32)], [True])
+
+
+def test_dynamic_probes_leave_no_warnings():
+    """``dynamic=True`` records the function again at sizes no caller passed (its probes); an
+    l1 loss warned there "Using a target size ([1, 9]) that is different to the input size
+    ([1, 8])" 6 times at the first call and 23 at the next size (the step fuzzer's seeds 2, 4,
+    8). torch.compile (backend="eager", torch 2.13) warns none on these calls, and eager none."""
+    model = ember.nn.Linear(5, 8)
+    f = ember.compile(lambda x, y: ember.nn.functional.l1_loss(model(x), y), dynamic=True)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for b in (1, 1, 3):
+            f(ember.ones(b, 5), ember.ones(b, 8))
+    assert [str(w.message) for w in caught] == []
