@@ -39,3 +39,20 @@ def test_half_mean_sums_in_float32(dtype):
             np.testing.assert_array_equal(results[1][0], results[0][0])
             np.testing.assert_array_equal(results[1][1], results[0][1])
             assert results[1][2] == results[0][2]
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_half_silu_and_hardswish_compute_in_float32(dtype):
+    """torch computes 16-bit silu (and its gradient) and hardswish in float32 and rounds once;
+    ember rounded each step: silu's gradient at 6e4 was nan (g * x overflowed float16, wide seed
+    269), at -20 zero (sigmoid underflowed), hardswish(6e4) inf. Now bit-equal to torch."""
+    values = np.array([6e4, -6e4, 1e4, -20.0, -10.0, -5.0, -3.0, -0.1, 0.1, 2.99, 3.0, 15.0], np.float32)
+    results = {}
+    for lib in (torch, ember):
+        x = lib.tensor(values).to(getattr(lib, dtype)).requires_grad_()
+        y = lib.nn.functional.silu(x)
+        y.backward(lib.full_like(y, -1.25))
+        results[lib] = [y.detach().double().numpy(), x.grad.double().numpy(),
+                        lib.nn.functional.hardswish(x.detach()).double().numpy()]
+    for a, e in zip(results[ember], results[torch]):
+        np.testing.assert_array_equal(a, e)

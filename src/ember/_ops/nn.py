@@ -142,8 +142,9 @@ class HardswishForward(Op):
     @staticmethod
     def forward(x):
         xp = namespace(x)
+        w = x.astype(np.float32) if x.dtype.itemsize == 2 else x  # (16-bit: torch's float32 opmath, 6e4 stays finite)
         with np.errstate(invalid="ignore"):
-            return (x * xp.minimum(xp.maximum(x + 3, 0), 6) / 6).astype(x.dtype, copy=False)
+            return (w * xp.minimum(xp.maximum(w + 3, 0), 6) / 6).astype(x.dtype, copy=False)
 
     @staticmethod
     def backward(ctx, g):
