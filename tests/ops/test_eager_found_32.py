@@ -56,3 +56,20 @@ def test_half_silu_and_hardswish_compute_in_float32(dtype):
                         lib.nn.functional.hardswish(x.detach()).double().numpy()]
     for a, e in zip(results[ember], results[torch]):
         np.testing.assert_array_equal(a, e)
+
+
+@pytest.mark.parametrize("src_shape", [(1,), (3,)])
+def test_copy_of_a_value_requiring_grad_zeroes_the_old_value_gradient(src_shape):
+    """``v = x.clone(); v.copy_(y)`` with x and y requiring grad: torch's CopyBackwards gives x a
+    zero gradient (``x.grad`` 0, not None) and y its own (wide seed 341: ember's x.grad was None,
+    the clone's history dropped)."""
+    grads = {}
+    for lib in (torch, ember):
+        x = lib.tensor([1.5, 2.5, 3.5], requires_grad=True)
+        y = lib.full(src_shape, 2.0, dtype=lib.float64, requires_grad=True)
+        v = x.clone()
+        v.copy_(y.to(x.dtype))
+        (v * 2).sum().backward()
+        grads[lib] = [x.grad.numpy(), y.grad.numpy()]
+    for a, e in zip(grads[ember], grads[torch]):
+        np.testing.assert_array_equal(a, e)
