@@ -73,3 +73,17 @@ def test_copy_of_a_value_requiring_grad_zeroes_the_old_value_gradient(src_shape)
         grads[lib] = [x.grad.numpy(), y.grad.numpy()]
     for a, e in zip(grads[ember], grads[torch]):
         np.testing.assert_array_equal(a, e)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_half_tanh_gelu_gradient_in_float32(dtype):
+    """gelu(approximate='tanh')'s 16-bit gradient as torch's, in float32 rounded once: x * x
+    overflowed float16 from 256 and the gradient was nan (wide seed 504); bit-equal now."""
+    values = np.array([6e4, -6e4, 1e4, -1e4, 300.0, -300.0, 100.0, -20.0, 3.0, 0.1], np.float32)
+    grads = {}
+    for lib in (torch, ember):
+        x = lib.tensor(values).to(getattr(lib, dtype)).requires_grad_()
+        y = lib.nn.functional.gelu(x, approximate="tanh")
+        y.backward(lib.full_like(y, -1.25))
+        grads[lib] = x.grad.double().numpy()
+    np.testing.assert_array_equal(grads[ember], grads[torch])
