@@ -85,3 +85,15 @@ def test_dynamic_probes_leave_no_warnings():
         for b in (1, 1, 3):
             f(ember.ones(b, 5), ember.ones(b, 8))
     assert [str(w.message) for w in caught] == []
+
+
+@pytest.mark.parametrize("input_first", [False, True])
+def test_an_input_returned_as_it_is_beside_a_result(input_first):
+    """``return y * y, x`` (wide seed 681: ``x.float()`` of a float32 x, x itself) with x no op
+    read, both requiring grad: the joint graph recorded a backward for x (no node yet: not seen as
+    the input's view), the replay left x out of the graph, and the backward was given one
+    gradient fewer than it takes (ValueError); x is returned as itself, as torch's."""
+    def fn(lib, x, y):
+        return (x, y * y) if input_first else (y * y, x)
+
+    _check(fn, [np.ones((1, 3, 1), np.float32), np.arange(3.0, dtype=np.float32).reshape(1, 3, 1)], [True, True])
