@@ -87,3 +87,21 @@ def test_half_tanh_gelu_gradient_in_float32(dtype):
         y.backward(lib.full_like(y, -1.25))
         grads[lib] = x.grad.double().numpy()
     np.testing.assert_array_equal(grads[ember], grads[torch])
+
+
+@pytest.mark.parametrize("bounds", ["max", "min", "both"])
+def test_in_place_clamp_by_keyword_tensor_bounds_requiring_grad(bounds):
+    """``v.clamp_(max=w)`` with w requiring grad and v not: the in-place form kept no copy of v's
+    old value for the backward (it looked for a tensor requiring grad among the positional
+    arguments only), so backward raised "modified by an inplace operation" (wide seed 856);
+    torch's gradients now."""
+    grads = {}
+    for lib in (torch, ember):
+        w = lib.tensor([0.5, 0.5, 0.5], requires_grad=True)
+        v = lib.tensor([1.0, 0.2, -3.0]).clone()
+        kwargs = {"max": w * 1} if bounds == "max" else {"min": w * 1} if bounds == "min" else {"min": w - 1, "max": w * 1}
+        v.clamp_(**kwargs)
+        (v * 2).sum().backward()
+        grads[lib] = (v.detach().numpy(), w.grad.numpy())
+    for a, e in zip(grads[ember], grads[torch]):
+        np.testing.assert_array_equal(a, e)

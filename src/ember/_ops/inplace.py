@@ -26,7 +26,8 @@ def inplace(fn):
     """The in-place method form of ``fn`` (``add`` -> ``Tensor.add_``)."""
     def method_(self, *args, **kwargs):
         src = self
-        if STATE.enabled and (self.requires_grad or builtins.any(getattr(a, "requires_grad", False) for a in args)):
+        if STATE.enabled and (self.requires_grad or builtins.any(getattr(a, "requires_grad", False)
+                                                                 for a in (*args, *kwargs.values()))):
             # The op may save its input for backward; give it the old value, not the storage
             # about to be overwritten (PyTorch keeps the original self the same way).
             src = self._snapshot()
