@@ -197,8 +197,10 @@ def rsqrt(input, *, out=None):
     return with_out(apply(Rsqrt, input), out)
 
 
+# (grouped as torch's formulas, -0.5 * g * out.pow(3) and -g * (out * out): a zero gradient times
+# a cube or square that overflowed is nan, as torch's)
 Rsqrt = elementwise("Rsqrt", rsqrt_kernel,
-                    lambda out, g: g * -0.5 * out * out * out, uses="output")
+                    lambda out, g: g * -0.5 * (out * out * out), uses="output")
 
 
 def reciprocal(input, *, out=None):
@@ -206,7 +208,7 @@ def reciprocal(input, *, out=None):
     return with_out(apply(Reciprocal, input), out)
 
 
-Reciprocal = elementwise("Reciprocal", kernel("reciprocal"), lambda out, g: -g * out * out,
+Reciprocal = elementwise("Reciprocal", kernel("reciprocal"), lambda out, g: -g * (out * out),
                          uses="output")
 
 
