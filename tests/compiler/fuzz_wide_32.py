@@ -157,7 +157,7 @@ class WideProgram(Program):
             return
         b = pool[rng.integers(len(pool))]
         op = str(rng.choice(TENSOR_IN_PLACE))
-        operand = b.name if b.dtype == a.dtype else f"{b.name}.to({a.name}.dtype)"
+        operand = f"{b.name}.to({a.name}.dtype)"  # (always: a recorded dtype may be _promote's guess)
         self.lines.append(f"{target}.{op.format(b=operand)}")
         t.family = self._join("transcendental" if "div" in op else "arith", t.family, b.family)
         t.eps = max(t.eps, b.eps)

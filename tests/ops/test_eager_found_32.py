@@ -123,3 +123,19 @@ def test_rsqrt_and_reciprocal_gradients_grouped_as_torch(name):
             y.backward(lib.full_like(y, g))
             grads[lib].append(x.grad.numpy())
     np.testing.assert_array_equal(grads[ember], grads[torch])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
+def test_square_gradient_is_pow_two(dtype):
+    """torch.square is pow(x, 2), its gradient g * (2 * x): nan where 2 * x overflows and g is 0
+    (a nan_to_num'd infinite square, wide seeds 3 and 1086); ember's x * x gave g * x + g * x, 0."""
+    values = np.array([3e38, -3e38, 2.0, -0.0, np.inf, np.nan, 1e-40], np.float32)
+    results = {}
+    for lib in (torch, ember):
+        results[lib] = []
+        for g in (0.0, 1.5):
+            x = lib.tensor(values).to(getattr(lib, dtype)).requires_grad_()
+            y = lib.square(x)
+            y.backward(lib.full_like(y, g))
+            results[lib] += [y.detach().double().numpy(), x.grad.double().numpy()]
+    np.testing.assert_array_equal(results[ember], results[torch])
