@@ -3,7 +3,7 @@ against eager and against torch 2.13 (a training step compiles for seconds: long
 long runs on request:
 ``EMBER_FUZZ_WIDE=N`` programs and ``EMBER_FUZZ_STEPS=N`` steps from ``EMBER_FUZZ_SEED``
 (default 0), e.g. ``EMBER_FUZZ_WIDE=500 pytest -q tests/compiler/test_fuzz_wide_32.py -k long``.
-Seeds run in session 32: programs 0-599 (and test_fuzz.py's 10000-10499), steps 0-199."""
+Seeds run in session 32: programs 0-2599, steps 0-399 (and test_fuzz.py's 10000-11399)."""
 import os
 import warnings
 
