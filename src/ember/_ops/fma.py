@@ -31,8 +31,9 @@ def addcmul(input, tensor1, tensor2, value):
             arrays = (input, tensor1, tensor2)
             if not input.shape == tensor1.shape == tensor2.shape:
                 arrays = np.broadcast_arrays(*arrays)
+            # (ascontiguousarray makes a 0-d array 1-d: the result takes the operands' shape)
             s, a, b = [np.ascontiguousarray(x, dtype=compute) for x in arrays]
-            out = np.empty(s.shape, compute)
+            out = np.empty(arrays[0].shape, compute)
             kernels[wide](s.ctypes.data, a.ctypes.data, b.ctypes.data, float(value), out.ctypes.data, out.size)
         elif wide:
             out = fma64(tensor1 if value == 1 else tensor1 * value, tensor2, input)

@@ -11,7 +11,7 @@ from .._creation import full, tensor
 from .._tensor import Tensor
 from ..autograd.grad_mode import STATE
 from .._dtype import can_cast, result_type
-from .core import _type_name, apply, write_into
+from .core import ZeroLink, _type_name, apply, write_into
 from .shape import Clone, expand
 
 
@@ -26,7 +26,8 @@ def inplace(fn):
     """The in-place method form of ``fn`` (``add`` -> ``Tensor.add_``)."""
     def method_(self, *args, **kwargs):
         src = self
-        if STATE.enabled and (self.requires_grad or builtins.any(getattr(a, "requires_grad", False) for a in args)):
+        if STATE.enabled and (self.requires_grad or builtins.any(getattr(a, "requires_grad", False)
+                                                                 for a in (*args, *kwargs.values()))):
             # The op may save its input for backward; give it the old value, not the storage
             # about to be overwritten (PyTorch keeps the original self the same way).
             src = self._snapshot()
@@ -82,6 +83,9 @@ def copy_(self, src, non_blocking=False):
     result = src if src.dtype is self.dtype else src.to(self.dtype)
     if result._data.shape != self._data.shape:
         result = expand(result, self.shape)
+    if STATE.enabled and self.requires_grad and result.requires_grad and self._view_chain is None:
+        # torch's CopyBackwards: src's gradient, zeros for self's old value (x.grad 0, not None)
+        result = apply(ZeroLink, result, self)
     elif result is src and src.requires_grad:
         # ``self`` takes the result's history: src's own node must not become self's.
         result = apply(Clone, src)

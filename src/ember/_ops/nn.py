@@ -142,8 +142,9 @@ class HardswishForward(Op):
     @staticmethod
     def forward(x):
         xp = namespace(x)
+        w = x.astype(np.float32) if x.dtype.itemsize == 2 else x  # (16-bit: torch's float32 opmath, 6e4 stays finite)
         with np.errstate(invalid="ignore"):
-            return (x * xp.minimum(xp.maximum(x + 3, 0), 6) / 6).astype(x.dtype, copy=False)
+            return (w * xp.minimum(xp.maximum(w + 3, 0), 6) / 6).astype(x.dtype, copy=False)
 
     @staticmethod
     def backward(ctx, g):
@@ -187,10 +188,12 @@ class Gelu(Op):
     def backward(ctx, g):
         x = ctx.input(0)
         if ctx.attrs.get("approximate", "none") == "tanh":
+            half = x.dtype.itemsize == 2  # (torch's float32 opmath: x * x overflowed float16 from 256)
+            x, wide = (x.float(), g.float()) if half else (x, g)
             x_sq = x * x
             t = ((x + _GELU_CUBIC * x_sq * x) * _SQRT_2_OVER_PI).tanh()
             d_inner = (1 + 3 * _GELU_CUBIC * x_sq) * _SQRT_2_OVER_PI
-            return (g * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * d_inner),)
+            return ((wide * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * d_inner)).to(g.dtype),)
         try:
             out = ctx.output
         except RuntimeError:  # modified in place since: GeluBackward evaluates Phi(x) again

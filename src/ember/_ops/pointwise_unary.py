@@ -18,7 +18,7 @@ from .._tensor import Tensor
 from .args import tensor_args, with_out
 from .core import _NAMES, Op, elementwise_rule, apply, like_input, named, real_rule, zero_link
 from .erf import erf as _erf_kernel
-from .pointwise_binary import Where, rsqrt_kernel
+from .pointwise_binary import Pow, Where, rsqrt_kernel
 from .refusals import refuse_unsigned
 
 _LN2 = math.log(2.0)
@@ -197,8 +197,10 @@ def rsqrt(input, *, out=None):
     return with_out(apply(Rsqrt, input), out)
 
 
+# (grouped as torch's formulas, -0.5 * g * out.pow(3) and -g * (out * out): a zero gradient times
+# a cube or square that overflowed is nan, as torch's)
 Rsqrt = elementwise("Rsqrt", rsqrt_kernel,
-                    lambda out, g: g * -0.5 * out * out * out, uses="output")
+                    lambda out, g: g * -0.5 * (out * out * out), uses="output")
 
 
 def reciprocal(input, *, out=None):
@@ -206,7 +208,7 @@ def reciprocal(input, *, out=None):
     return with_out(apply(Reciprocal, input), out)
 
 
-Reciprocal = elementwise("Reciprocal", kernel("reciprocal"), lambda out, g: -g * out * out,
+Reciprocal = elementwise("Reciprocal", kernel("reciprocal"), lambda out, g: -g * (out * out),
                          uses="output")
 
 
@@ -215,7 +217,9 @@ def square(input, *, out=None):
     if not isinstance(input, Tensor):
         tensor_args("square", input)
     refuse_unsigned("pow", input.dtype)
-    return with_out(named(input * input, "PowBackward0") if input.dtype is not _dtype.bool
+    # torch's pow(x, 2): its gradient g * (2 * x), nan where 2 * x overflows and g is 0 (g * x + g * x was 0)
+    return with_out(apply(Pow, input, 2) if input.dtype.is_floating_point
+                    else named(input * input, "PowBackward0") if input.dtype is not _dtype.bool
                     else input.long() * input.long(), out)
 
 

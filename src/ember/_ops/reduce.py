@@ -8,6 +8,7 @@ import numpy as np
 from .. import _dtype
 from .._backend import namespace, ndarray
 from .._creation import zeros
+from .._memory_format import contiguous_format
 from .._result_layout import row_major
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.grad_mode import STATE
@@ -124,13 +125,15 @@ def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
                            f"floating point or complex dtype. Got: {_type_name(input.dtype)}")
     dims = dims_arg(dim, input.ndim)
     n = _count(input.shape, dims)
-    total = apply(Sum, input, dim=dims, keepdim=keepdim)
+    half = input.dtype in (_dtype.float16, _dtype.bfloat16)  # (torch's opmath: sum and quotient in float32)
+    total = apply(Sum, input.float() if half else input, dim=dims, keepdim=keepdim)
     if total._grad_fn is not None:  # (the mark Sum's backward reads; not an argument of its kernel)
         total._grad_fn.attrs = {**total._grad_fn.attrs, "of_mean": True}
-    result = named(total / n if n else total * float("nan"), "MeanBackward0" if dim is None else "MeanBackward1")
-    if not result._data.size:  # (torch's mean allocates its result row-major; the product's layout is elementwise)
-        result._data = row_major(result._data)
-    return with_out(result, out)
+    result = (total / n if n else total * float("nan")).to(input.dtype)  # (the same tensor but for half)
+    if not result._data.size and row_major(result._data).strides != result._data.strides:
+        # torch's mean allocates its result row-major (a clone: a compiled capture follows it)
+        result = result.clone(memory_format=contiguous_format)
+    return with_out(named(result, "MeanBackward0" if dim is None else "MeanBackward1"), out)
 
 
 def _count(shape, dims):

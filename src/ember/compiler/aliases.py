@@ -85,8 +85,8 @@ def input_views(graph, sources, world, tensors, nodes):
     ``nodes``; None: not in the graph) that eager made as a view of a placeholder's tensor."""
     views = []
     for position, (t, node) in enumerate(zip(tensors, nodes)):
-        found = None if node is None else _chain(node, graph)
-        if found is None:
+        found = None if node is None or any(t is u for u in tensors[:position]) else _chain(node, graph)
+        if found is None:  # (a tensor returned twice is the earlier one again: output_views)
             continue
         placeholder, chain = found
         k = graph.placeholders.index(placeholder)

@@ -207,9 +207,11 @@ def record_joint(tracer, result, world):
     if tracer.ran_backward and not retained:
         return None
     returned = flatten(result) + hidden_bases(flatten(result), tracer.made_here)  # (a view of an input or of
-    # another result, or of an unreturned value two results overlap in, is remade on replay: aliases.py)
-    views = {v.position for v in returned_views(tracer.graph, tracer.sources, world, returned,
-                                                [tracer.value.get(id(t._data)) for t in returned])}
+    # another result, or of an unreturned value two results overlap in, is remade on replay: aliases.py;
+    # an input no op read, returned as it is (``return y * y, x``), gets its placeholder here, as the output will)
+    nodes = [tracer.value.get(id(t._data)) or (tracer.node(t) if id(t._data) in tracer.known else None)
+             for t in returned]
+    views = {v.position for v in returned_views(tracer.graph, tracer.sources, world, returned, nodes)}
     needing = [t for i, t in enumerate(returned) if t.requires_grad and i not in views
                and (not tracer.ran_backward or any(t is r for r in retained))]
     joint = record_backward(tracer, needing, list(placeholder_tensors(tracer.sources, world))) if needing else None

@@ -213,10 +213,11 @@ class Tracer(_core.Observer):
         if self.thread != threading.get_ident():
             return
         array, value = target._data, self.node(result)
+        grad = result.requires_grad  # (then target and base do: eager marks them after its observers)
         if value.meta["dtype"] is not target.dtype:
-            value = self.graph.call_op(ToDtype, (value,), {"dtype": target.dtype}, _meta(target))
+            value = self.graph.call_op(ToDtype, (value,), {"dtype": target.dtype}, _meta(target, grad))
         if value.meta["shape"] != array.shape:
-            value = self.graph.call_op(Expand, (value,), {"shape": array.shape}, _meta(target))
+            value = self.graph.call_op(Expand, (value,), {"shape": array.shape}, _meta(target, grad))
         if self.untracked:
             written = self.untracked_write(target, value)
             if written is None:
@@ -232,7 +233,7 @@ class Tracer(_core.Observer):
         if root is not array and (written := written_view_of(target, self.world, tracks)) is not None:
             # a write into a view is a new value of its base (whose array may be a view: randn's)
             base, chain = written
-            value = self.graph.call_op(CopySlices, (self.node(base), value), {"chain": chain}, _meta(base))
+            value = self.graph.call_op(CopySlices, (self.node(base), value), {"chain": chain}, _meta(base, grad))
             target, array = base, base._data
         elif root is not array and id(array) not in self.known and (tracks(root) or any(
                 np.may_share_memory(array, a) for a in world_arrays(self.world) if id(a) in self.known)):
@@ -477,8 +478,9 @@ class _Array:
         self._data, self.dtype, self.requires_grad = array, from_numpy_dtype(array.dtype), False
 
 
-def _meta(t):
-    return {"shape": tuple(t._data.shape), "dtype": t.dtype, "requires_grad": bool(t.requires_grad)}
+def _meta(t, requires_grad=False):
+    """A node's meta: ``t``'s shape and dtype, requiring grad where ``t`` or ``requires_grad`` does."""
+    return {"shape": tuple(t._data.shape), "dtype": t.dtype, "requires_grad": bool(t.requires_grad or requires_grad)}
 
 
 def capture(fn, args, kwargs, world, fullgraph=False, joint=True):

@@ -29,6 +29,7 @@ call at each new size is recorded and refitted with the samples. Python side eff
 than tensors run once per probe.
 """
 import math
+import warnings
 
 import numpy as np
 
@@ -148,7 +149,9 @@ def capture_dynamic(fn, args, kwargs, world, fullgraph, dims, ranges, names, log
     def probe(point):
         before.restore()
         try:
-            return point, _record(fn, args, kwargs, world, dims, point, joint, uses)
+            with warnings.catch_warnings():  # (the function's warnings at sizes no caller passed: torch has none)
+                warnings.simplefilter("ignore")
+                return point, _record(fn, args, kwargs, world, dims, point, joint, uses)
         except Mismatch as e:
             return point, e
         except Exception as e:  # the function itself rejects the size

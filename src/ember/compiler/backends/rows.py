@@ -42,7 +42,8 @@ def softmax_kernel(src, node, fname, log):
     sfx = "f" if out.dtype == np.float32 else ""
     n = out.shape[-1] if out.shape else 1
     rows = _numel(out.shape[:-1])
-    finish = (f"        {t} lse = m + em_log{sfx}(s);\n        for (long j = 0; j < {n}; j++) y[j] = x[j] - lse;" if log else
+    # (x - m) - log(s) as eager: x - (m + log(s)) lost log(s) beside a large m (1e20: 0, not -log n)
+    finish = (f"        {t} ls = em_log{sfx}(s);\n        for (long j = 0; j < {n}; j++) y[j] = (x[j] - m) - ls;" if log else
               f"        {t} inv = 1 / s;\n        for (long j = 0; j < {n}; j++) y[j] *= inv;")
     return [f"/* {'log_' if log else ''}softmax over the last dim of {list(out.shape)}: {node.target.name}({node.name}) */",
             f"static void {fname}(void** restrict p) {{",
@@ -108,7 +109,7 @@ def cross_entropy_kernel(src, node, fname, backward):
         return head + ["    double total = 0;", *row,
                        f"        if (c == {ignore}) continue;",
                        *_row_stats(t, sfx, n),
-                       f"        total += (double)(m + em_log{sfx}(s) - x[c]);", "    }",
+                       f"        total += (double)-((x[c] - m) - em_log{sfx}(s));", "    }",
                        f"    *{src.pointer(out)} = ({t})({'total / count' if mean else 'total'});",
                        "    return 0;", "}"]
     g = plan.loc[node.args[0]]
@@ -157,10 +158,10 @@ def _narrow_rows(src, node, x, target, out, t, sfx, backward, ignore, mean):
                 f"            for (long j = 0; j < {n}; j++) sr += e[r*{n} + j];",
                 "            s[r] = sr;", "        }",
                 "        #pragma omp simd",
-                f"        for (long r = 0; r < nb; r++) s[r] = m[r] + em_log{sfx}(s[r]);",
+                f"        for (long r = 0; r < nb; r++) s[r] = em_log{sfx}(s[r]);",
                 "        for (long r = 0; r < nb; r++) {",
                 "            int64_t c = target[r0 + r];",
-                f"            if (c != {ignore}) total += (double)(s[r] - xb[r*{n} + c]);", "        }", "    }",
+                f"            if (c != {ignore}) total += (double)-((xb[r*{n} + c] - m[r]) - s[r]);", "        }", "    }",
                 f"    *{src.pointer(out)} = ({t})({'total / count' if mean else 'total'});",
                 "    return 0;", "}"]
     g = plan.loc[node.args[0]]

@@ -205,7 +205,11 @@ def silu(input, inplace=False):
         float_only(input, "silu_cpu")
     elif recording(input):
         raise RuntimeError("silu does not support automatic differentiation for outputs with complex dtype.")
-    return in_place(input, silu) if inplace else named(input * input.sigmoid(), "SiluBackward0")
+    if inplace:
+        return in_place(input, silu)
+    if input.dtype in (_dtype.float16, _dtype.bfloat16):  # torch's float32 opmath, forward and backward
+        return named(silu(input.float()).to(input.dtype), "SiluBackward0")
+    return named(input * input.sigmoid(), "SiluBackward0")
 
 
 def mish(input, inplace=False):
