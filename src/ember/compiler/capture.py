@@ -12,13 +12,12 @@ into a placeholder's array become the graph's mutations; into an intermediate, i
 What needs a Python value (``.item()``, ``bool(t)``, ``.numpy()``, printing, random draws) is a
 *graph break*: recorded with its reason, the user's line and frames; the function is split there (split.py).
 
-Limits of capturing by running (torch's bytecode analysis has fewer): Python side effects other
-than tensor writes, ``.grad``, optimizer state, numbers written into its groups (replayed:
-:mod:`.group_replay`) and ``requires_grad_()`` on an input (appending to a list, a counter on a
-module) happen on the recorded call only, so they are graph breaks; Python values the function
-reads from globals or closures are not guarded (tensors, modules and optimizers found there
-are); tensor hooks and module backward hooks are not replayed. Tensor methods and ops are patched while any
-thread records, each call seen by the recordings of its own thread (:mod:`.tensor_patches`).
+Limits of capturing by running (torch's bytecode analysis has fewer): Python side effects other than tensor
+writes, ``.grad``, optimizer state, numbers written into its groups (:mod:`.group_replay`) and ``requires_grad_()``
+on an input happen on the recorded call only: graph breaks. Numbers read from globals, closures and objects are
+followed (:mod:`.traced_reads`, :mod:`.closure_ints`), other Python values read there are not guarded; tensor and
+module backward hooks are not replayed. Tensor methods and ops are patched while any thread records, each call seen
+by the recordings of its own thread (:mod:`.tensor_patches`).
 """
 import operator
 import os
@@ -478,8 +477,7 @@ class _Array:
         self._data, self.dtype, self.requires_grad = array, from_numpy_dtype(array.dtype), False
 
 
-def _meta(t, requires_grad=False):
-    """A node's meta: ``t``'s shape and dtype, requiring grad where ``t`` or ``requires_grad`` does."""
+def _meta(t, requires_grad=False):  # (a node's meta: t's shape, dtype; requiring grad where t or requires_grad does)
     return {"shape": tuple(t._data.shape), "dtype": t.dtype, "requires_grad": bool(t.requires_grad or requires_grad)}
 
 
