@@ -37,7 +37,7 @@ def test_static_cache_decoding_gives_generates_tokens_in_one_graph_per_batch_siz
     decoder = StaticKVDecoder(model)
     compiled = ember.compile(decoder.decode, dynamic=False)
     idx = ember.randint(0, 20, (3, 5))
-    for prompt in (idx, idx[:1], idx[:, 2:]):
+    for prompt in (idx, idx[:1], idx[:, 2:], idx[:, :1]):  # prefilled or not
         want = model.generate(prompt, 6, top_k=1)
         assert ember.equal(decoder.generate(prompt, 6), want)
         assert ember.equal(decoder.generate(prompt, 6, decode=compiled), want)

@@ -30,8 +30,8 @@ Each is then measured as trained and after each technique:
 - ``compiled``: ``ember.compile(model, dynamic=False)``, the float32 model captured once per
   input shape and run as generated C (see ``docs/compile.md``); for the GPT,
   ``ember.compile`` of :class:`ember.models.gpt.StaticKVDecoder`'s step (greedy decoding one
-  position per call, the prompt too, with a static KV cache: a graph per batch size, as
-  ``benchmarks/bench_compile.py``'s ``gpt_decode_token``). The row's ``compile s`` is the CPU
+  position per call with a static KV cache, after an eager pass over the prompt: a graph per
+  batch size, as ``benchmarks/bench_compile.py``'s ``gpt_decode_token``). The row's ``compile s`` is the CPU
   time of the first calls at the two shapes measured (capture, code generation and the C
   compiler, whose processes are counted, or the on-disk cache of an earlier run). Its peak
   memory counts the tensors it returns: the generated code's buffers are not tensor storage.
@@ -404,8 +404,8 @@ def explanations(rows, settings):
             f"{eager.model} {fast.throughput:,.0f} vs {eager.throughput:,.0f} {eager.throughput_unit} in one batch, "
             f"{fast.latency_p50_ms:.3f} vs {eager.latency_p50_ms:.3f} ms for one (p50), after "
             f"{fast.compile_seconds:.2f} s of first calls" for eager, fast in compiled)
-        + " (a graph per shape, generated C; a warm on-disk cache makes the first calls fast; the GPT decodes "
-        "one position per call with a static KV cache, its prompt too)"] + [
+        + " (a graph per shape, generated C; a warm on-disk cache makes the first calls fast; the GPT reads its "
+        "prompt in one eager pass, then decodes one position per call with a static KV cache)"] + [
         f"{model} in PyTorch, the same weights on one thread: " + ", ".join(
             f"{row.variant} {row.throughput:,.0f} {row.throughput_unit} in one batch, {row.latency_p50_ms:.3f} ms "
             f"for one" + (f", after {row.compile_seconds:.1f} s of first calls" if row.compile_seconds else "")

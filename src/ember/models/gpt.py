@@ -415,8 +415,9 @@ class StaticKVDecoder:
     @torch.no_grad()
     def generate(self, idx, max_new_tokens, decode=None):
         """``GPT.generate(idx, max_new_tokens, top_k=1)`` through ``decode`` (default
-        :meth:`decode`; e.g. its compiled version): the prompt too is read one position per
-        call, into fresh caches.
+        :meth:`decode`; e.g. its compiled version), into fresh caches: the prompt but its last
+        token is read in one pass of the model (its keys and values copied into the static
+        cache, gpt-fast's separate prefill), then one position per call.
 
         Args:
             idx: prompt token ids ``(B, T)``, int64, ``T >= 1``.
@@ -431,23 +432,22 @@ class StaticKVDecoder:
                 ``block_size`` positions), as ``GPT.generate`` with its cache.
         """
         decode = self.decode if decode is None else decode
-        T, block_size = idx.shape[1], self.model.config.block_size
+        (B, T), block_size = idx.shape, self.model.config.block_size
         if T + max_new_tokens > block_size:
             raise ValueError(f"a prompt of {T} tokens plus max_new_tokens={max_new_tokens} exceeds "
                              f"block_size {block_size} (the static cache holds block_size positions)")
-        # The prompt's tokens as (B, 1) in row-major strides, as decode returns them (a compiled
-        # decode guards on strides: a column of idx would capture a second graph).
-        column = [idx[:, t:t + 1].clone(memory_format=torch.contiguous_format) for t in range(T)]
-        caches, tokens, token = self.new_caches(idx.shape[0]), [idx], column[0]
-        positions = [torch.tensor([t], device=idx.device) for t in range(T + max_new_tokens - 1)]
-        for t, position in enumerate(positions):
-            following = decode(token, position, caches)
-            if t + 1 < T:
-                token = column[t + 1]  # the prompt's own next token
-            else:
-                token = following
-                tokens.append(token)
-        return torch.cat(tokens, dim=1)
+        caches = self.new_caches(B)
+        if T > 1:
+            prefilled = self.model.new_caches(B)
+            self.model.hidden_states(idx[:, :-1], prefilled)
+            for cache, filled in zip(caches, prefilled):
+                cache[:, :, :, :T - 1].copy_(filled.storage[:, :, :, :T - 1].transpose(0, 1))
+        # The last prompt token as (B, 1) in row-major strides, as decode returns tokens (a
+        # compiled decode guards on strides: a column of idx would capture a second graph).
+        tokens = [idx, idx[:, -1:].clone(memory_format=torch.contiguous_format)]
+        for t in range(T - 1, T + max_new_tokens - 1):
+            tokens.append(decode(tokens[-1], torch.tensor([t], device=idx.device), caches))
+        return torch.cat([idx] + tokens[2:], dim=1)
 
 
 def in_torch():
