@@ -129,10 +129,15 @@ def lstm_fwd_bwd(lib, weights, data):
 GPT_SIZES = dict(vocab_size=96, block_size=64, n_layer=2, n_head=4, n_embd=128)
 
 
-def _gpt(lib, weights, block_size):
-    """The GPT of ember/models/gpt.py in ``lib`` (the same file with its imports pointed at torch)."""
+def _gpt_module(lib):
+    """ember/models/gpt.py in ``lib`` (the same file with its imports pointed at torch)."""
     from bench_gpt import gpt_modules
-    gpt = gpt_modules()[0 if lib.__name__ == "ember" else 1]
+    return gpt_modules()[0 if lib.__name__ == "ember" else 1]
+
+
+def _gpt(lib, weights, block_size):
+    """The GPT of ember/models/gpt.py in ``lib``, with the shared weights."""
+    gpt = _gpt_module(lib)
     model = gpt.GPT(gpt.GPTConfig(**dict(GPT_SIZES, block_size=block_size)))
     model.load_state_dict({name: lib.tensor(value) for name, value in weights(model).items()})
     return model
@@ -155,33 +160,22 @@ def gpt_train_step(lib, weights, data):
 
 def gpt_decode_token(lib, weights, data):
     """Greedy KV-cache generation, one token per step (batch 1), of the tiny GPT with block size
-    256: the cache is static (every position allocated; the new key and value written where a
-    one-hot position mask is set, attention masked to the positions written so far), so each
-    step has the same shapes and compiles once (gpt-fast's static cache). tokens/s = 1/time."""
-    model = _gpt(lib, weights, 256).eval()
-    config, F = model.config, lib.nn.functional
-    heads, width = config.n_head, config.n_embd
-    caches = [lib.zeros(2, 1, heads, config.block_size, width // heads) for _ in model.blocks]
-    positions = [lib.tensor([t]) for t in range(config.block_size)]
-    slots = lib.arange(config.block_size)
+    256: the cache is static (ember.models.gpt.StaticKVDecoder: every position allocated, the new
+    key and value written where a one-hot position mask is set, attention masked to the positions
+    written so far), so each step has the same shapes and compiles once (gpt-fast's static cache).
+    tokens/s = 1/time."""
+    decoder = _gpt_module(lib).StaticKVDecoder(_gpt(lib, weights, 256).eval())
+    caches, block_size = decoder.new_caches(1), len(decoder.slots)
+    positions = [lib.tensor([t]) for t in range(block_size)]
     state = {"t": 0, "token": lib.tensor(data["prompt"])}
 
     def decode(token, position):
-        seen = (slots <= position).view(1, -1)                          # (1, block)
-        here = (slots == position).view(1, 1, 1, -1, 1)
-        x = model.token_embedding(token) + model.position_embedding(position)
-        for block, cache in zip(model.blocks, caches):
-            qkv = block.attn.qkv(block.ln_1(x)).view(1, 3, heads, 1, width // heads)
-            cache.copy_(lib.where(here, qkv[:, 1:].transpose(0, 1), cache))
-            y = F.scaled_dot_product_attention(qkv[:, 0], cache[0], cache[1], attn_mask=seen)
-            x = x + block.attn.proj(y.reshape(1, 1, width))
-            x = x + block.mlp(block.ln_2(x))
-        return model.lm_head(model.ln_f(x)).argmax(-1)
+        return decoder.decode(token, position, caches)
 
     def step(run=decode):
         with lib.no_grad():
             state["token"] = run(state["token"], positions[state["t"]])
-        state["t"] = (state["t"] + 1) % config.block_size
+        state["t"] = (state["t"] + 1) % block_size
         return state["token"]
     step.decode, step.caches = decode, caches
     return step

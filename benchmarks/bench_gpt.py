@@ -22,11 +22,8 @@ Without torch installed it measures ember alone: the table and the JSON line's `
 figures (cache_speedup included), no ember/torch ratios.
 """
 import argparse
-import importlib.util
 import json
 import os
-import re
-import sys
 import time
 import timeit
 
@@ -37,13 +34,7 @@ TIMER = [timeit.default_timer]
 def gpt_modules():
     """``ember.models.gpt``, and the same file with its imports pointed at torch."""
     from ember.models import gpt
-    with open(gpt.__file__, encoding="utf-8") as file:
-        source = file.read()
-    source = re.sub(r"^(import|from) ember\b", r"\1 torch", source, flags=re.MULTILINE)
-    module = importlib.util.module_from_spec(importlib.util.spec_from_loader("gpt_torch", loader=None))
-    sys.modules["gpt_torch"] = module  # dataclasses look their module up by name
-    exec(compile(source, gpt.__file__, "exec"), module.__dict__)
-    return gpt, module
+    return gpt, gpt.in_torch()
 
 
 def twins(block_size, torch):

@@ -27,16 +27,20 @@ Each is then measured as trained and after each technique:
   ``amount=0.5`` over the weights of the Linear (and Conv2d) layers, made permanent with
   ``prune.remove``. Half the weights are zero, but the tensors stay dense: neither the bytes
   nor the time shrink on a CPU, which the table shows.
-- ``compiled`` (MLP and LeNet-5): ``ember.compile(model, dynamic=False)``, the float32 model
-  captured once per input shape and run as generated C (see ``docs/compile.md``); the row's
-  ``compile s`` is the CPU time of the first calls at the two shapes measured (capture, code
-  generation and the C compiler, whose processes are counted, or the on-disk cache of an
-  earlier run). Its peak memory
-  counts the tensors it returns: the generated code's buffers are not tensor storage.
-- ``torch eager`` and ``torch.compile`` (MLP and LeNet-5, when PyTorch is installed; a printed
-  line says so otherwise): the same trained weights in the same layers of ``torch.nn``, run by
-  PyTorch on one thread (``torch.set_num_threads(1)`` while measured), the compiled one with
-  ``torch.compile(model, dynamic=False)`` (inductor), whose first calls at the two shapes
+- ``compiled``: ``ember.compile(model, dynamic=False)``, the float32 model captured once per
+  input shape and run as generated C (see ``docs/compile.md``); for the GPT,
+  ``ember.compile`` of :class:`ember.models.gpt.StaticKVDecoder`'s step (greedy decoding one
+  position per call with a static KV cache, after an eager pass over the prompt: a graph per
+  batch size, as ``benchmarks/bench_compile.py``'s ``gpt_decode_token``). The row's ``compile s`` is the CPU
+  time of the first calls at the two shapes measured (capture, code generation and the C
+  compiler, whose processes are counted, or the on-disk cache of an earlier run). Its peak
+  memory counts the tensors it returns: the generated code's buffers are not tensor storage.
+- ``torch eager`` and ``torch.compile`` (when PyTorch is installed; a printed line says so
+  otherwise): the same trained weights in the same layers of ``torch.nn`` (the GPT:
+  ``ember/models/gpt.py`` as PyTorch code, generating with its KV cache), run by PyTorch on one
+  thread (``torch.set_num_threads(1)`` while measured), the compiled one with
+  ``torch.compile(model, dynamic=False)`` (inductor; the GPT's static-cache step, as ember's
+  ``compiled`` row), whose first calls at the two shapes
   (10-60 s of compiling; less from inductor's own cache) are its ``compile s``: a lower bound,
   as inductor's pool of compile workers outlives the calls and its CPU is not counted. Inputs and outputs cross between the
   libraries as zero-copy NumPy views. Fast runs skip ``torch.compile``: it alone would take
@@ -78,7 +82,6 @@ The report and the chart go to :func:`report_dir` unless :func:`milestone` is gi
 import copy
 import dataclasses
 import functools
-import inspect
 import json
 import resource
 import textwrap
@@ -91,16 +94,17 @@ import ember
 from ember import nn
 from ember.ao.quantization import quantize_dynamic
 from ember.cli.table import format_table
+from ember.models.gpt import StaticKVDecoder
 from ember.nn.utils import prune
 from ember.serialization import _write_atomically
 from ember.text import format_prompt, load_qa
 
 from . import backprop, lenet, transformer
 from .milestone import Check, Milestone, Threshold
+from .mlperf_torch import TORCH_COMPILED, TORCH_EAGER, in_torch
 from .training import class_accuracy
 
 FLOAT, INT8, PRUNED, COMPILED, NO_CACHE = "float32", "int8 dynamic", "50% pruned", "compiled", "no KV cache"
-TORCH_EAGER, TORCH_COMPILED = "torch eager", "torch.compile"
 ANSWER_TOKENS = 24
 PRUNE_AMOUNT = 0.5
 REPORT, CHART = "mlperf.json", "mlperf.png"
@@ -267,12 +271,14 @@ def measure_classifier(name, variants, inputs, targets, settings):
 
 
 def measure_gpt(variants, tokenizer, pairs, settings):
-    """Rows for the GPT in each of ``variants`` (label → ``(model, use_cache)``), on the
-    pairs it was trained on.
+    """Rows for the GPT in each of ``variants`` (label → ``(model, generate)``: the ember model,
+    whose quality and sizes the row shows, and its greedy ``generate(idx, max_new_tokens)``),
+    on the pairs it was trained on.
 
     Latency: one answer of ``ANSWER_TOKENS`` greedy tokens to one question. Throughput, as in
     MLPerf's offline scenario, in a batch: ``STREAMS`` questions, each cut from the front to
     the shortest one's length, continued greedily until the 256-position context is full.
+    Compiled rows' ``compile s``: their first generations at both batch sizes (of 2 tokens).
     """
     prompts = [[tokenizer.bos_id] + tokenizer.encode(format_prompt(pair["question"])) for pair in pairs]
     shortest = min(len(prompt) for prompt in prompts[:STREAMS])
@@ -282,19 +288,36 @@ def measure_gpt(variants, tokenizer, pairs, settings):
     inputs, targets = ember.from_numpy(inputs), ember.from_numpy(targets)
     rows, qualities = [], {}
     with ember.no_grad():
-        for variant, (model, use_cache) in variants.items():
-            generate = functools.partial(model.generate, top_k=1, use_cache=use_cache)
-            if id(model) not in qualities:  # the cache changes the cost, not the predictions
+        for variant, (model, generate) in variants.items():
+            if id(model) not in qualities:  # the cache and the compiler change the cost, not the predictions
                 qualities[id(model)] = {"loss": model(inputs, targets)[1].item(),
                                         "answers exact": transformer.answers_exact(model, tokenizer, pairs)}
-            quality = qualities[id(model)]
+            first = None
+            if variant in (COMPILED, TORCH_COMPILED):
+                first = cpu_seconds_with_children(lambda: [generate(tokens, 2) for tokens in (prompts[0], batch)])
             latency = cpu_times(lambda i: generate(prompts[i % len(prompts)], ANSWER_TOKENS),
                                 settings.gpt_latency_calls)
             new_tokens = model.config.block_size - shortest
-            rows.append(measurement("GPT", variant, model, quality, latency,
+            rows.append(measurement("GPT", variant, model, qualities[id(model)], latency,
                                     functools.partial(generate, batch, new_tokens),
-                                    STREAMS * new_tokens, "tokens/s", settings))
+                                    STREAMS * new_tokens, "tokens/s", settings, first))
     return rows
+
+
+def gpt_variants(model, torch_rows):
+    """The GPT's variants for :func:`measure_gpt`: as trained, quantized and pruned blocks,
+    with and without the KV cache (``generate(..., top_k=1)``), ``compiled`` (greedy decoding
+    one position per call through ``ember.compile`` of
+    :class:`ember.models.gpt.StaticKVDecoder`'s step, ``dynamic=False``: a graph per batch
+    size), and PyTorch's (``torch_rows(model)``, see :func:`in_torch`)."""
+    made = {label: (variant, functools.partial(variant.generate, top_k=1)) for label, variant in variants(
+        model, functools.partial(quantized, part="blocks"),
+        functools.partial(pruned, kinds=nn.Linear, part="blocks")).items()}
+    made[NO_CACHE] = (model, functools.partial(model.generate, top_k=1, use_cache=False))
+    decoder = StaticKVDecoder(model)
+    made[COMPILED] = (model, functools.partial(decoder.generate, decode=ember.compile(decoder.decode, dynamic=False)))
+    made.update({label: (model, generate) for label, generate in torch_rows(model).items()})
+    return made
 
 
 def variants(model, quantize, sparsify, compiled=False):
@@ -303,61 +326,6 @@ def variants(model, quantize, sparsify, compiled=False):
     if compiled:
         made[COMPILED] = ember.compile(model, dynamic=False)
     return made
-
-
-class _InTorch:
-    """A ``torch.nn`` model called with ember tensors: the input crosses as a zero-copy NumPy
-    view, the output comes back as one, computed under ``torch.no_grad`` on one thread."""
-
-    def __init__(self, torch, model):
-        self.torch, self.model = torch, model
-
-    def __call__(self, x):
-        torch = self.torch
-        threads = torch.get_num_threads()
-        torch.set_num_threads(1)
-        try:
-            with torch.no_grad():
-                return ember.from_numpy(self.model(torch.from_numpy(x.numpy())).numpy())
-        finally:
-            torch.set_num_threads(threads)
-
-    def state_dict(self):
-        return self.model.state_dict()
-
-
-def torch_layer(torch, layer):
-    """``layer`` (an ember module without submodules) as the ``torch.nn`` module of the same
-    name, built from the attributes its constructor names (``in_features``, ``kernel_size``,
-    ``bias`` as present or not, ...) and holding copies of the same weights."""
-    made_by = getattr(torch.nn, type(layer).__name__)
-    arguments = {name: (getattr(layer, name) is not None) if name == "bias" else getattr(layer, name)
-                 for name in inspect.signature(made_by).parameters
-                 if name not in ("device", "dtype") and hasattr(layer, name)}
-    made = made_by(**arguments)
-    made.load_state_dict({key: torch.from_numpy(value.numpy().copy()) for key, value in layer.state_dict().items()})
-    return made
-
-
-def in_torch(compile_too=True):
-    """``rows(model) -> {label: model}``: an ember ``nn.Sequential`` rebuilt in PyTorch (see
-    :func:`torch_layer`) as ``torch eager`` and, with ``compile_too``, ``torch.compile`` rows.
-    Without PyTorch, or for ``torch.compile`` in fast runs, a printed line says what is left out."""
-    try:
-        import torch
-    except ImportError:
-        print("mlperf: PyTorch is not installed: no torch eager or torch.compile rows")
-        return lambda model: {}
-    if not compile_too:
-        print("mlperf: fast run: no torch.compile rows (inductor compiles for 10-60 s)")
-
-    def rows(model):
-        copy_ = torch.nn.Sequential(*[torch_layer(torch, layer) for layer in model]).eval()
-        made = {TORCH_EAGER: _InTorch(torch, copy_)}
-        if compile_too:
-            made[TORCH_COMPILED] = _InTorch(torch, torch.compile(copy_, dynamic=False))
-        return made
-    return rows
 
 
 def train(fast=False, seed=0, quiet=False, out_dir=None):
@@ -384,11 +352,7 @@ def train(fast=False, seed=0, quiet=False, out_dir=None):
         "LeNet-5", {**variants(net, quantized, functools.partial(pruned, kinds=(nn.Linear, nn.Conv2d)),
                                compiled=True), **torch_rows(net)},
         images, labels, settings)
-    gpt_variants = {label: (model, True) for label, model in variants(
-        gpt, functools.partial(quantized, part="blocks"),
-        functools.partial(pruned, kinds=nn.Linear, part="blocks")).items()}
-    gpt_variants[NO_CACHE] = (gpt, False)
-    rows += measure_gpt(gpt_variants, tokenizer, pairs, settings)
+    rows += measure_gpt(gpt_variants(gpt, torch_rows), tokenizer, pairs, settings)
 
     metrics = threshold_metrics(rows)
     checks = [Check(threshold, metrics[threshold.metric]) for threshold in THRESHOLDS]
@@ -420,7 +384,7 @@ def explanations(rows, settings):
     """What a reader would otherwise misread in the table and the chart, with the figures."""
     mlp, mlp_int8, mlp_pruned = (find(rows, "MLP", variant) for variant in (FLOAT, INT8, PRUNED))
     cached, uncached = find(rows, "GPT", FLOAT), find(rows, "GPT", NO_CACHE)
-    compiled = [(find(rows, model, FLOAT), find(rows, model, COMPILED)) for model in ("MLP", "LeNet-5")]
+    compiled = [(find(rows, model, FLOAT), find(rows, model, COMPILED)) for model in ("MLP", "LeNet-5", "GPT")]
     return [
         f"{INT8}: Linear weights take a quarter of the bytes ({mlp_int8.model_bytes:,} vs {mlp.model_bytes:,} for "
         f"the MLP), but ember's int8 Linear is a reference kernel that dequantizes the weight to float32 for "
@@ -437,15 +401,16 @@ def explanations(rows, settings):
         f"{uncached.throughput:,.0f} tokens/s ({cached.throughput / uncached.throughput:.1f}x, the threshold's "
         f"speedup: the longer the context, the more the cache saves)",
         f"{COMPILED}: " + "; ".join(
-            f"{eager.model} {fast.throughput:,.0f} vs {eager.throughput:,.0f} samples/s in one batch, "
+            f"{eager.model} {fast.throughput:,.0f} vs {eager.throughput:,.0f} {eager.throughput_unit} in one batch, "
             f"{fast.latency_p50_ms:.3f} vs {eager.latency_p50_ms:.3f} ms for one (p50), after "
             f"{fast.compile_seconds:.2f} s of first calls" for eager, fast in compiled)
-        + " (a graph per shape, generated C; a warm on-disk cache makes the first calls fast)"] + [
+        + " (a graph per shape, generated C; a warm on-disk cache makes the first calls fast; the GPT reads its "
+        "prompt in one eager pass, then decodes one position per call with a static KV cache)"] + [
         f"{model} in PyTorch, the same weights on one thread: " + ", ".join(
-            f"{row.variant} {row.throughput:,.0f} samples/s in one batch, {row.latency_p50_ms:.3f} ms for one"
-            + (f", after {row.compile_seconds:.1f} s of first calls" if row.compile_seconds else "")
+            f"{row.variant} {row.throughput:,.0f} {row.throughput_unit} in one batch, {row.latency_p50_ms:.3f} ms "
+            f"for one" + (f", after {row.compile_seconds:.1f} s of first calls" if row.compile_seconds else "")
             for row in rows if row.model == model and row.variant in (TORCH_EAGER, TORCH_COMPILED))
-        for model in ("MLP", "LeNet-5") if any((r.model, r.variant) == (model, TORCH_EAGER) for r in rows)]
+        for model in ("MLP", "LeNet-5", "GPT") if any((r.model, r.variant) == (model, TORCH_EAGER) for r in rows)]
 
 
 def format_report(rows):

@@ -14,9 +14,13 @@ position's work instead of a pass over the whole context.
 
 The file uses only PyTorch's API through the three imports below: with them reading
 ``import torch`` / ``from torch import nn`` / ``from torch.nn import functional as F`` it is
-a PyTorch model, which is how the tests and ``benchmarks/bench_gpt.py`` compare the two.
+a PyTorch model (:func:`in_torch`), which is how the tests, ``benchmarks/bench_gpt.py`` and the
+mlperf milestone compare the two.
 """
+import importlib.util
 import math
+import re
+import sys
 from dataclasses import asdict, dataclass
 
 import ember as torch
@@ -369,3 +373,91 @@ class GPT(nn.Module):
             kth_largest = torch.topk(logits, min(top_k, logits.shape[-1])).values[:, -1:]
             logits = logits.masked_fill(logits < kth_largest, float("-inf"))
         return torch.multinomial(F.softmax(logits, dim=-1), num_samples=1)
+
+
+class StaticKVDecoder:
+    """Greedy decoding of a :class:`GPT` one position per call, with a static key–value cache:
+    every one of ``block_size`` positions is allocated up front, the new key and value are
+    written where a one-hot position mask is set, and attention is masked to the positions
+    written so far (gpt-fast's static cache). Every call has the same shapes, so
+    ``torch.compile(decoder.decode)`` captures one graph per batch size.
+
+    Args:
+        model: a :class:`GPT` in eval mode (dropout off).
+    """
+
+    def __init__(self, model):
+        self.model = model
+        self.slots = torch.arange(model.config.block_size, device=model.lm_head.weight.device)
+
+    def new_caches(self, batch_size):
+        """Zeroed caches, one ``(2, B, n_head, block_size, head_dim)`` tensor (keys, values) per block."""
+        c, weight = self.model.config, self.model.lm_head.weight
+        return [torch.zeros(2, batch_size, c.n_head, c.block_size, c.n_embd // c.n_head,
+                            dtype=weight.dtype, device=weight.device) for _ in range(c.n_layer)]
+
+    def decode(self, token, position, caches):
+        """The next token ``(B, 1)`` int64 after ``token`` ``(B, 1)`` at ``position`` (a one-element
+        int64 tensor, the same for the whole batch); writes its keys and values into ``caches``."""
+        model = self.model
+        B, heads, width = token.shape[0], model.config.n_head, model.config.n_embd
+        seen = (self.slots <= position).view(1, -1)                       # (1, block)
+        here = (self.slots == position).view(1, 1, 1, -1, 1)
+        x = model.token_embedding(token) + model.position_embedding(position)
+        for block, cache in zip(model.blocks, caches):
+            qkv = block.attn.qkv(block.ln_1(x)).view(B, 3, heads, 1, width // heads)
+            cache.copy_(torch.where(here, qkv[:, 1:].transpose(0, 1), cache))
+            y = F.scaled_dot_product_attention(qkv[:, 0], cache[0], cache[1], attn_mask=seen)
+            x = x + block.attn.proj(y.reshape(B, 1, width))
+            x = x + block.mlp(block.ln_2(x))
+        return model.lm_head(model.ln_f(x)).argmax(-1)
+
+    @torch.no_grad()
+    def generate(self, idx, max_new_tokens, decode=None):
+        """``GPT.generate(idx, max_new_tokens, top_k=1)`` through ``decode`` (default
+        :meth:`decode`; e.g. its compiled version), into fresh caches: the prompt but its last
+        token is read in one pass of the model (its keys and values copied into the static
+        cache, gpt-fast's separate prefill), then one position per call.
+
+        Args:
+            idx: prompt token ids ``(B, T)``, int64, ``T >= 1``.
+            max_new_tokens: number of greedy tokens to add.
+            decode: a function of ``(token, position, caches)`` like :meth:`decode`.
+
+        Returns:
+            ``(B, T + max_new_tokens)`` int64.
+
+        Raises:
+            ValueError: ``T + max_new_tokens > block_size`` (the static cache holds
+                ``block_size`` positions), as ``GPT.generate`` with its cache.
+        """
+        decode = self.decode if decode is None else decode
+        (B, T), block_size = idx.shape, self.model.config.block_size
+        if T + max_new_tokens > block_size:
+            raise ValueError(f"a prompt of {T} tokens plus max_new_tokens={max_new_tokens} exceeds "
+                             f"block_size {block_size} (the static cache holds block_size positions)")
+        caches = self.new_caches(B)
+        if T > 1:
+            prefilled = self.model.new_caches(B)
+            self.model.hidden_states(idx[:, :-1], prefilled)
+            for cache, filled in zip(caches, prefilled):
+                cache[:, :, :, :T - 1].copy_(filled.storage[:, :, :, :T - 1].transpose(0, 1))
+        # The last prompt token as (B, 1) in row-major strides, as decode returns tokens (a
+        # compiled decode guards on strides: a column of idx would capture a second graph).
+        tokens = [idx, idx[:, -1:].clone(memory_format=torch.contiguous_format)]
+        for t in range(T - 1, T + max_new_tokens - 1):
+            tokens.append(decode(tokens[-1], torch.tensor([t], device=idx.device), caches))
+        return torch.cat([idx] + tokens[2:], dim=1)
+
+
+def in_torch():
+    """This file with its imports pointed at PyTorch: a module holding the same :class:`GPT`,
+    :class:`StaticKVDecoder`, ... as PyTorch code (registered as ``sys.modules["gpt_torch"]``,
+    as dataclasses look their module up by name). Needs PyTorch installed."""
+    with open(__file__, encoding="utf-8") as file:
+        source = file.read()
+    source = re.sub(r"^(import|from) ember\b", r"\1 torch", source, flags=re.MULTILINE)
+    module = importlib.util.module_from_spec(importlib.util.spec_from_loader("gpt_torch", loader=None))
+    sys.modules["gpt_torch"] = module
+    exec(compile(source, __file__, "exec"), module.__dict__)
+    return module
