@@ -150,7 +150,8 @@ def _canon(value, index, out):
 
 def _graph_text(graph):
     index = {n: i for i, n in enumerate(graph.nodes)}
-    out = [f"symbols:{graph.symbols!r} any_shape:{graph.any_shape}"]
+    ranges = sorted(graph.symbol_ranges.items())
+    out = [f"symbols:{graph.symbols!r} ranges:{ranges!r} any_shape:{graph.any_shape}"]
     for n in graph.nodes:
         out.append(f"\n{n.op} {n.name} ")
         _canon(n.target, index, out)
@@ -165,10 +166,10 @@ def _graph_text(graph):
 
 def graph_key(graph, compiler, have_blas, autotuning=False):
     """The cache key of compiling ``graph`` (hex), or None when it holds a value the key
-    cannot describe or has size symbols. ``autotuning`` (max-autotune) builds every convolution
-    variant, so it is part of the key."""
-    if graph.symbols:  # sized at each call: compiled once per process, not kept on disk
-        return None
+    cannot describe. ``autotuning`` (max-autotune) builds every convolution variant, so it is
+    part of the key. A graph with size symbols is keyed by its symbols and their ranges too
+    (the views and scatters planned depend on them) and its sizes' expressions (in each
+    node's shapes and attrs)."""
     try:
         text = _graph_text(graph)
     except _Uncacheable:
@@ -178,6 +179,32 @@ def graph_key(graph, compiler, have_blas, autotuning=False):
              f"autotune records:{autotune.records_digest()}", _compiler_identity(tuple(compiler)),
              " ".join(toolchain.FLAGS), toolchain.cpu_identity(), platform.python_implementation()]
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:32]
+
+
+def _sizes(value):
+    """``value`` (an int, a size :class:`~..symbolic.Expr` or a list or tuple of them) as JSON:
+    an expression as ``["$", op, *args]`` (its tree exactly: the C was generated from it)."""
+    if isinstance(value, Expr):
+        return ["$", value.op, *map(_sizes, value.args)]
+    if isinstance(value, (list, tuple)):
+        return [_sizes(v) for v in value]
+    return value
+
+
+def _unsizes(value):
+    """The inverse of :func:`_sizes` (a list comes back a list); ValueError for a malformed one."""
+    if isinstance(value, list):
+        if value[:1] == ["$"]:
+            op, args = value[1], value[2:]
+            if op == "sym" and len(args) == 1 and type(args[0]) is str:
+                return Expr(op, args)
+            if op not in ("+", "*", "//", "%", "/", "min", "max") or len(args) != 2:
+                raise ValueError(f"not a size expression: {value!r}")
+            return Expr(op, [_unsizes(v) for v in args])
+        return [_unsizes(v) for v in value]
+    if value is not None and type(value) is not int:
+        raise ValueError(f"not a size: {value!r}")
+    return value
 
 
 def _record(key):
@@ -196,16 +223,16 @@ def record(key, lib_key, plan, regions, gemms, slots, convs):
     for node, loc in plan.loc.items():
         slot = slot_of.get(id(loc.storage.resolve()))
         if loc.storage.node is node and slot is not None:  # a placeholder's or buffer's own value
-            locs.append([index[node], slot, list(loc.shape), loc.dtype.str, list(loc.strides), loc.offset])
+            locs.append([index[node], slot, _sizes(loc.shape), loc.dtype.str, _sizes(loc.strides), _sizes(loc.offset)])
     payload = {
         "library": lib_key,
-        "slots": [[i, s.kind, None if s.node is None else index[s.node], list(s.shape), s.dtype.str]
+        "slots": [[i, s.kind, None if s.node is None else index[s.node], _sizes(s.shape), s.dtype.str]
                   for i, s in slots.items()],  # node None: a kernel's private scratch
         "locs": locs,
         "kernels": [[k.kind, [index[n] for n in k.nodes], [index[n] for n in k.epilogue.nodes] if k.epilogue else None]
                     for k in plan.kernels],
         "regions": [[kernel_index[id(k)] for k in r] for r in regions],
-        "gemms": [[fname, list(shape), kernel_index[id(k)]] for fname, shape, k in gemms],
+        "gemms": [[fname, _sizes(shape), kernel_index[id(k)]] for fname, shape, k in gemms],
         "convs": [[fname, kernel_index[id(k)]] for fname, k in convs],
         "c_outputs": [[index[o], plan.kind[o]] for o in graph.outputs if isinstance(o, Node) and plan.kind.get(o) is not None],
         "scatter_sums": [index[n] for n in plan.scatter_sums],  # (their buffers' layout is permuted)
@@ -231,10 +258,10 @@ def load(key, graph):
         plan = Plan(graph)
         slots = {}
         for i, kind, n, shape, dtype in payload["slots"]:
-            slots[i] = Storage(kind, None if n is None else nodes[n], shape, np.dtype(dtype))
+            slots[i] = Storage(kind, None if n is None else nodes[n], _unsizes(shape), np.dtype(dtype))
             slots[i].index = i
         for n, slot, shape, dtype, strides, offset in payload["locs"]:
-            storage = slots[slot]
+            shape, strides, offset, storage = _unsizes(shape), _unsizes(strides), _unsizes(offset), slots[slot]
             if storage.node is not nodes[n]:  # this node's buffer is another's, reused
                 storage = Storage("buffer", nodes[n], shape, np.dtype(dtype))
                 storage.alias = slots[slot]
@@ -245,7 +272,7 @@ def load(key, graph):
                 kernel.epilogue = Kernel("loop", [nodes[n] for n in epilogue])
             plan.kernels.append(kernel)
         regions = [[plan.kernels[k] for k in r] for r in payload["regions"]]
-        gemms = [(fname, tuple(shape), plan.kernels[k]) for fname, shape, k in payload["gemms"]]
+        gemms = [(fname, tuple(_unsizes(shape)), plan.kernels[k]) for fname, shape, k in payload["gemms"]]
         plan.kind = {nodes[n]: kind for n, kind in payload["c_outputs"]}
         plan.scatter_sums = {nodes[n]: None for n in payload["scatter_sums"]}
         plan.in_place = {nodes[v]: nodes[p] for v, p in payload["in_place"]}
