@@ -524,7 +524,7 @@ _OPERATORS = {  # (add, mul... past the argument parser's wrapper, _ops/parser.p
     "__add__": _binary.add.__wrapped__, "__radd__": _reflected(_binary.add.__wrapped__),
     "__sub__": _binary.sub.__wrapped__, "__rsub__": _reflected(_binary.sub.__wrapped__),
     "__mul__": _binary.mul.__wrapped__, "__rmul__": _reflected(_binary.mul.__wrapped__),
-    "__truediv__": _binary.div, "__rtruediv__": lambda self, other: _binary.mul(_unary.reciprocal(self), other),
+    "__truediv__": _binary.div, "__rtruediv__": lambda self, other: _unary.reciprocal(self) * other,  # (torch's: NumPy's for an array)
     "__floordiv__": _binary.floor_divide, "__rfloordiv__": _reflected(_binary.floor_divide),
     "__mod__": _binary.remainder, "__rmod__": _reflected(_binary.remainder),
     "__pow__": _binary.pow, "__rpow__": _reflected(_binary.pow),
