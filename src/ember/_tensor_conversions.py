@@ -3,6 +3,7 @@
 (https://pytorch.org/docs/stable/tensors.html). Tensor inherits them; its data, attributes
 and method table are in ``_tensor.py``."""
 from ._backend import conj_views
+from ._backend.shared import own_span
 from ._backend.sparse import SparseCOO
 from ._backend.meta import NO_NUMPY, MetaArray
 from ._device import CPU, META_DEVICE
@@ -57,9 +58,8 @@ class TensorConversions:
 
     def __array_wrap__(self, array, context=None, return_scalar=False):
         """A NumPy ufunc's result on a tensor (``x + nd`` is NumPy's ``add``, torch's operators
-        declining the array) as a tensor sharing it, as torch's: a bool array as uint8."""
-        from ._creation import from_numpy
-        return from_numpy(array.astype("uint8") if array.dtype == bool else array)
+        declining the array) as a tensor sharing it (``from_numpy``'s), as torch's: a bool array as uint8."""
+        return self._make(own_span(array.astype("uint8") if array.dtype == bool else array))
 
     def item(self):
         """The value of a one-element tensor as a Python number; RuntimeError otherwise."""
