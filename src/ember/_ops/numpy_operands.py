@@ -70,11 +70,12 @@ def operator_slot(name, function):
     return function
 
 
-# the binary slots that decline an array as torch's (its Python wrapper turns the parser's TypeError
-# into NotImplemented); ``__rtruediv__`` multiplies by the reciprocal through ``*``, ``__eq__`` compares
-# elementwise and the other comparisons decline in ``compare.operator_form``
-_DECLINING = frozenset(f"__{r}{n}__" for n in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul",
-                                                "and", "or", "xor", "lshift", "rshift") for r in ("", "r")) - {"__rtruediv__"}
+# the binary slots declining an array as torch's (its Python wrapper turns the parser's TypeError into
+# NotImplemented) here; ``+ - *`` and the reflected ones decline in ``_tensor.py`` (``_arithmetic``,
+# ``_reflected``: one call), ``__rtruediv__`` multiplies by the reciprocal through ``*``, ``__eq__``
+# compares elementwise and the other comparisons decline in ``compare.operator_form``
+_DECLINING = frozenset(f"__{n}__" for n in ("truediv", "floordiv", "mod", "pow", "matmul", "and", "or", "xor",
+                                            "lshift", "rshift"))
 
 
 def _declining_arrays(name, function):
