@@ -4,9 +4,9 @@ Python's TypeError, ``x != nd`` its identity test) but for ``x == nd`` (elementw
 refuse one with its argument parser's TypeError (``torch.add(x, nd)``: "add(): argument 'other'
 (position 2) must be Tensor, not numpy.ndarray").
 
-The slots :func:`operator_slot` makes decline an array (``_declining_arrays``). ember's operators are
-its functions (``Tensor.__eq__`` runs ``eq``), so only when an array reaches the dispatcher's
-promoting path (``core._cast_inputs``, never the tensor-and-tensor or tensor-and-number fast paths)
+The slots :func:`operator_slot` makes decline an array (``_declining_arrays``; ``+ - *`` and the
+reflected ones in ``_tensor.py``). ember's ``==`` is its function (``Tensor.__eq__`` runs ``eq``),
+so only when an array reaches the dispatcher's promoting path (``core._cast_inputs``, never the tensor-and-tensor or tensor-and-number fast paths)
 does :func:`operand_array` ask Python how the op was called: through an operator in the frames
 between the dispatcher and the caller's code, or from outside ember into a function only Tensor's
 operator slots run (``operator.eq(x, nd)``), or not. The plain paths pay nothing for the check.
@@ -79,9 +79,9 @@ _DECLINING = frozenset(f"__{n}__" for n in ("truediv", "floordiv", "mod", "pow",
 
 
 def _declining_arrays(name, function):
-    """The operator slot ``name`` (``__add__``, ``__iadd__``) running ``function`` but declining a
+    """The operator slot ``name`` (``__truediv__``, ``__iadd__``) running ``function`` but declining a
     NumPy array (NotImplemented), as torch's does. Python then asks the array, and NumPy computes
-    ``x + nd`` from ``x.__array__()`` (RuntimeError for a tensor that requires grad) with NumPy's
+    ``x / nd`` from ``x.__array__()`` (RuntimeError for a tensor that requires grad) with NumPy's
     promotion (``int64 / int64`` is float64), its result wrapped as a tensor (``__array_wrap__``);
     NumPy declines ``nd + x`` in turn (Tensor's ``__array_priority__``): TypeError. ``x += nd`` makes
     ``x = x + nd``, a new tensor, the old one unchanged (``p -= nd`` leaves a parameter as it was)."""
