@@ -307,13 +307,32 @@ from . import _tensor_extras  # noqa: E402
 
 
 # ``number / t`` is ``t.reciprocal() * number`` (torch's ``__rtruediv__``: rounded twice, a
-# MulBackward0 node), below; the other reflected operators call their function.
+# MulBackward0 node), below; the other reflected operators call their function. Each declines a
+# NumPy array as torch's (``_ops/numpy_operands.py``: NumPy computes ``x + nd``, ``nd + x`` is a TypeError).
 def _reflected(function):
     """``other <op> self`` for the reflected operators (``2 - t`` calls ``t.__rsub__(2)``)."""
+    ndarray = np.ndarray
+
     def reflected(self, other):
+        if isinstance(other, ndarray):
+            return NotImplemented
         return function(other, self)
     reflected.__name__ = f"r{function.__name__}"
     return reflected
+
+
+def _arithmetic(op, check=None):
+    """``Tensor.__add__`` (``__sub__``, ``__mul__``: ``op``): ``add(self, other)`` without its alpha
+    and out, in one call, ``check`` first (sub's refusal of bool)."""
+    apply, ndarray = _core.apply, np.ndarray
+
+    def slot(self, other):
+        if isinstance(other, ndarray):
+            return NotImplemented
+        if check is not None:
+            check(self, other)
+        return apply(op, self, other)
+    return slot
 
 
 def _documented(function, doc):
@@ -521,10 +540,10 @@ _IN_PLACE_ONLY = {
 }
 
 _OPERATORS = {  # (add, mul... past the argument parser's wrapper, _ops/parser.py: no extra call)
-    "__add__": _binary.add.__wrapped__, "__radd__": _reflected(_binary.add.__wrapped__),
-    "__sub__": _binary.sub.__wrapped__, "__rsub__": _reflected(_binary.sub.__wrapped__),
-    "__mul__": _binary.mul.__wrapped__, "__rmul__": _reflected(_binary.mul.__wrapped__),
-    "__truediv__": _binary.div, "__rtruediv__": lambda self, other: _binary.mul(_unary.reciprocal(self), other),
+    "__add__": _arithmetic(_binary.Add), "__radd__": _reflected(_binary.add.__wrapped__),
+    "__sub__": _arithmetic(_binary.Sub, _binary._check_sub), "__rsub__": _reflected(_binary.sub.__wrapped__),
+    "__mul__": _arithmetic(_binary.Mul), "__rmul__": _reflected(_binary.mul.__wrapped__),
+    "__truediv__": _binary.div, "__rtruediv__": lambda self, other: _unary.reciprocal(self) * other,  # (torch's: NumPy's for an array)
     "__floordiv__": _binary.floor_divide, "__rfloordiv__": _reflected(_binary.floor_divide),
     "__mod__": _binary.remainder, "__rmod__": _reflected(_binary.remainder),
     "__pow__": _binary.pow, "__rpow__": _reflected(_binary.pow),

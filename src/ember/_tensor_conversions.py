@@ -3,9 +3,11 @@
 (https://pytorch.org/docs/stable/tensors.html). Tensor inherits them; its data, attributes
 and method table are in ``_tensor.py``."""
 from ._backend import conj_views
+from ._backend.shared import own_span
 from ._backend.sparse import SparseCOO
 from ._backend.meta import NO_NUMPY, MetaArray
 from ._device import CPU, META_DEVICE
+from .autograd.grad_mode import STATE
 
 __all__ = ["TensorConversions"]
 
@@ -30,10 +32,10 @@ class TensorConversions:
         return type(self._data) is MetaArray
 
     def numpy(self, force=False):
-        """The backend array, sharing memory. RuntimeError if the tensor requires grad or is a
-        lazy conjugate (``is_conj()``) or negation (``is_neg()``), unless ``force``, which hands
-        over a copy."""
-        if self.requires_grad and not force:
+        """The backend array, sharing memory. RuntimeError if the tensor requires grad (with grad
+        mode on, as torch's: ``no_grad`` allows it) or is a lazy conjugate (``is_conj()``) or
+        negation (``is_neg()``), unless ``force``, which hands over a copy."""
+        if STATE.enabled and self.requires_grad and not force:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. "
                                "Use tensor.detach().numpy() instead.")
         if type(self._data) is SparseCOO:
@@ -49,9 +51,15 @@ class TensorConversions:
         return self._data
 
     def __array__(self, dtype=None, copy=None):
-        if type(self._data) is MetaArray:
-            raise TypeError(NO_NUMPY)
-        return self._data if dtype is None else self._data.astype(dtype)
+        """The data for NumPy (``np.asarray(t)``, an operator with an array): :meth:`numpy`'s, so
+        RuntimeError for a tensor that requires grad, as torch's ``__array__``."""
+        data = self.numpy()
+        return data if dtype is None else data.astype(dtype, copy=False)
+
+    def __array_wrap__(self, array, context=None, return_scalar=False):
+        """A NumPy ufunc's result on a tensor (``x + nd`` is NumPy's ``add``, torch's operators
+        declining the array) as a tensor sharing it (``from_numpy``'s), as torch's: a bool array as uint8."""
+        return self._make(own_span(array.astype("uint8") if array.dtype == bool else array))
 
     def item(self):
         """The value of a one-element tensor as a Python number; RuntimeError otherwise."""

@@ -526,10 +526,11 @@ def matmul(a, b, out=None):
     if a.ndim > 2 and b.ndim == 2 and a.size > a.shape[-2] * a.shape[-1] and a.flags.c_contiguous and out is None:
         shape = a.shape[:-1] + b.shape[-1:]
         a = a.reshape(-1, a.shape[-1])
-    if a.ndim == 2 == b.ndim and a.shape[1] == 1 and a.shape[0] > 1 and b.shape[1] > 1 and a.dtype.kind == "f" \
-            and a.dtype.itemsize >= 4 and a.dtype == b.dtype:
-        # an outer product (inner size 1): each element the one product, as torch's gemm gives it
-        # (-0.0 for -1 * 0; NumPy's loop adds it to +0.0). (torch's gemv, m or n 1, gives +0.0.)
+    if a.ndim > 1 < b.ndim and a.shape[-1] == 1 and 1 < a.shape[-2] == a.size and 1 < b.shape[-1] == b.size \
+            and (b.ndim == 2 or a.size * b.size >= 400) and a.dtype.kind in "fc" and a.dtype.itemsize >= 4 \
+            and a.dtype == b.dtype:
+        # an outer product (inner size 1) of one matrix each, real or complex: each product itself (-0.0 for -1 * 0) as torch's
+        # gemm (NumPy adds it to +0.0); torch's gemv (m or n 1), bmm (also 2-d @ 3-d) of several or below m*n*k = 400: +0.0
         out = np.multiply(a, b, out=out)
         return out if shape is None else out.reshape(shape)
     if _set_threads is not None and _max_threads > 1:

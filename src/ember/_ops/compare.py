@@ -62,9 +62,12 @@ def _comparable(name, input, other):
 def operator_form(comparison):
     """``Tensor.__eq__`` and the other comparison operators: NotImplemented for an operand torch's
     comparisons refuse, so that Python answers ``x == 'a'`` with False and ``x < 'a'`` with its
-    TypeError, as for torch's tensors."""
+    TypeError, as for torch's tensors; a NumPy array too but for ``==`` (``x != nd`` is then
+    Python's identity test, True; ``x < nd`` its TypeError)."""
+    operands = _OPERANDS if comparison.__name__ == "eq" else _OPERANDS[:-1]
+
     def compare(self, other):
-        if type(other) in _COMMON or isinstance(other, _OPERANDS):
+        if type(other) in _COMMON or isinstance(other, operands):
             return comparison(self, other)
         return NotImplemented
     compare.__name__ = compare.__qualname__ = comparison.__name__

@@ -391,6 +391,8 @@ class Einsum(Op):
     @staticmethod
     def forward(*operands, equation):
         dtype, xp = operands[0].dtype, namespace(*operands)
+        if len(operands) == 2 and xp is np and _products_only(equation, operands):
+            return _product(equation, *operands)
         if _backend.is_bfloat16(dtype):  # NumPy's einsum has no bfloat16: float32 sums rounded once, as torch's bmm
             return xp.einsum(equation, *[x.astype(np.float32) for x in operands], optimize=len(operands) > 2).astype(dtype)
         return xp.einsum(equation, *operands, optimize=len(operands) > 2)
@@ -415,6 +417,29 @@ class Einsum(Op):
             gi = einsum(eq, g, *[operands[j] for j in range(len(terms)) if j != i])
             grads.append(_restore(gi, kept, target, ctx.shapes[i]))
         return tuple(grads)
+
+
+def _products_only(equation, operands):
+    """Whether the two-operand ``equation`` sums over size-1 letters only (an outer product,
+    ``'i,j->ij'``, ``'bij,bjk->bik'`` with j of size 1): torch's einsum then multiplies (each element
+    the one product, -0.0 for -1 * 0), where NumPy's adds the product to +0.0."""
+    lhs, out = equation.split("->")
+    return all(n == 1 for term, x in zip(lhs.split(","), operands) for c, n in zip(term, x.shape) if c not in out)
+
+
+def _product(equation, a, b):
+    """The elementwise product an ``equation`` of :func:`_products_only` makes: each operand
+    indexed at 0 along its summed (size-1) letters, its diagonals and permutation taken (views),
+    reshaped to broadcast against the output's letters."""
+    lhs, out = equation.split("->")
+    factors = []
+    for term, x in zip(lhs.split(","), (a, b)):
+        x = x[tuple(0 if c not in out else slice(None) for c in term)]
+        term = "".join(c for c in term if c in out)
+        letters = "".join(c for c in out if c in term)
+        x = np.einsum(f"{term}->{letters}", x) if term != letters else x
+        factors.append(x.reshape([x.shape[letters.index(c)] if c in letters else 1 for c in out]))
+    return np.multiply(*factors, order="C")
 
 
 def _restore(gi, kept, target, shape):

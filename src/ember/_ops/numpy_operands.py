@@ -1,13 +1,15 @@
-"""NumPy arrays given to ops: torch's Tensor operators take one (``x + nd``, ``x == nd``: torch hands
-the op to NumPy), its functions refuse one with its argument parser's TypeError
-(``torch.add(x, nd)``: "add(): argument 'other' (position 2) must be Tensor, not numpy.ndarray").
+"""NumPy arrays given to ops. torch's Tensor operators decline one (NotImplemented: ``x + nd`` is
+then NumPy's ``add`` of ``x.__array__()``, wrapped back as a tensor; ``nd + x`` and ``x < nd`` are
+Python's TypeError, ``x != nd`` its identity test) but for ``x == nd`` (elementwise); its functions
+refuse one with its argument parser's TypeError (``torch.add(x, nd)``: "add(): argument 'other'
+(position 2) must be Tensor, not numpy.ndarray").
 
-ember's operators are its functions (``Tensor.__add__`` runs ``add``), so only when an array
-reaches the dispatcher's promoting path (``core._cast_inputs``, never the tensor-and-tensor or
-tensor-and-number fast paths) does :func:`operand_array` ask Python how the op was called: through
-an operator in the frames between the dispatcher and the caller's code, or from outside ember into
-a function only Tensor's operator slots run (``operator.add(x, nd)``, ``sum([x, nd])``), or not.
-The plain paths pay nothing for the check.
+The slots :func:`operator_slot` makes decline an array (``_declining_arrays``; ``+ - *`` and the
+reflected ones in ``_tensor.py``). ember's ``==`` is its function (``Tensor.__eq__`` runs ``eq``),
+so only when an array reaches the dispatcher's promoting path (``core._cast_inputs``, never the tensor-and-tensor or tensor-and-number fast paths)
+does :func:`operand_array` ask Python how the op was called: through an operator in the frames
+between the dispatcher and the caller's code, or from outside ember into a function only Tensor's
+operator slots run (``operator.eq(x, nd)``), or not. The plain paths pay nothing for the check.
 """
 import dis
 import sys
@@ -63,19 +65,29 @@ def operator_slot(name, function):
         copy.__qualname__ = f"Tensor.{name}"
         function = copy
     OPERATOR_CODES.add(function.__code__)
-    if name.startswith("__i") and name != "__invert__":
+    if name in _DECLINING or name.startswith("__i") and name != "__invert__":
         return _declining_arrays(name, function)
     return function
 
 
-def _declining_arrays(name, in_place):
-    """The augmented assignment slot ``name`` (``__iadd__``) running ``in_place`` but declining a
-    NumPy array (NotImplemented), as torch's does: Python then computes ``x = x + nd``, a new
-    tensor (float64 for a float32 ``x`` and a float64 array), ``x``'s old tensor unchanged
-    (``p -= nd`` leaves a parameter as it was)."""
+# the binary slots declining an array as torch's (its Python wrapper turns the parser's TypeError into
+# NotImplemented) here; ``+ - *`` and the reflected ones decline in ``_tensor.py`` (``_arithmetic``,
+# ``_reflected``: one call), ``__rtruediv__`` multiplies by the reciprocal through ``*``, ``__eq__``
+# compares elementwise and the other comparisons decline in ``compare.operator_form``
+_DECLINING = frozenset(f"__{n}__" for n in ("truediv", "floordiv", "mod", "pow", "matmul", "and", "or", "xor",
+                                            "lshift", "rshift"))
+
+
+def _declining_arrays(name, function):
+    """The operator slot ``name`` (``__truediv__``, ``__iadd__``) running ``function`` but declining a
+    NumPy array (NotImplemented), as torch's does. Python then asks the array, and NumPy computes
+    ``x / nd`` from ``x.__array__()`` (RuntimeError for a tensor that requires grad) with NumPy's
+    promotion (``int64 / int64`` is float64), its result wrapped as a tensor (``__array_wrap__``);
+    NumPy declines ``nd + x`` in turn (Tensor's ``__array_priority__``): TypeError. ``x += nd`` makes
+    ``x = x + nd``, a new tensor, the old one unchanged (``p -= nd`` leaves a parameter as it was)."""
     def slot(self, other):
         if isinstance(other, ndarray):
             return NotImplemented
-        return in_place(self, other)
-    slot.__name__, slot.__qualname__, slot.__doc__ = name, f"Tensor.{name}", in_place.__doc__
+        return function(self, other)
+    slot.__name__, slot.__qualname__, slot.__doc__ = name, f"Tensor.{name}", function.__doc__
     return slot

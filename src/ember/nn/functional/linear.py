@@ -7,7 +7,7 @@ vector bias is folded into rows around that ``addmm`` (``view``, ``addmm``, ``vi
 case is ``matmul(input, weight.t())`` plus the bias.
 """
 from ..._ops.args import c_type_name as _c_type, product as _prod
-from ..._ops.linalg import Addmm, einsum, matmul
+from ..._ops.linalg import Addmm, bmm, matmul
 from ..._ops.core import INPUT_CASTS, _type_name, apply, recording
 
 __all__ = ["linear", "bilinear"]
@@ -90,6 +90,12 @@ def bilinear(input1, input2, weight, bias=None):
     if bias is not None and (bias.ndim != 1 or bias.shape[0] != weight.shape[0]):
         raise RuntimeError(f"bilinear(): bias size does not match weight size: got "
                            f"{bias.shape[-1] if bias.ndim else 1} but expected {weight.shape[0]}")
-    out = einsum("...i,oij,...j->...o", input1, weight, input2)
+    lead, (o, i, j) = tuple(input1.shape[:-1]), weight.shape
+    batch = _prod(lead)
+    # torch's _trilinear: x1 W over i as a product of one batch (1, B, i) @ (1, i, o * j), then over j
+    # as B products (o, j) @ (j, 1): their kernels' signs of zero (+0.0 for the size-1 sums below
+    # 400 elements, or of several matrices; _backend.matmul)
+    rows = bmm(input1.reshape(1, batch, i), weight.permute(1, 0, 2).reshape(1, i, o * j)).reshape(batch, o, j)
+    out = bmm(rows, input2.reshape(batch, j, 1)).reshape(*lead, o)
     return out if bias is None else out + bias
 
