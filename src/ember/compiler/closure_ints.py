@@ -17,6 +17,7 @@ import inspect
 import types
 
 from ..nn.modules.module import Module
+from .float_constants import SWAPPED
 from .traced_floats import _value, argument_positions
 from .traced_ints import DERIVED, INDEXED, how_key, plain
 
@@ -40,13 +41,21 @@ def _function(fn):
     return fn if type(fn) is types.FunctionType else None
 
 
+def _code(fn):
+    """The code of the function a call of ``fn`` runs (:func:`_function`), the key of :data:`HOWS`:
+    the user's own while a recording has swapped it (:data:`.float_constants.SWAPPED`); or None."""
+    function = _function(fn) if fn is not None else None
+    if function is None:
+        return None
+    return next((code for f, code in SWAPPED.value if f is function), function.__code__)
+
+
 def extra_ints(fn, arguments):
     """The values at the positions after ``arguments`` (the call's ``(*args, *kwargs.values())``):
     the ints of :func:`cell_ints`, then the derived ints Python computes from the arguments (None
     where it raises, ``round(nan)``, or gives no int64, ``round(1e300)``: a graph of its own)."""
     found = [cell.cell_contents for cell in cell_ints(fn)]
-    function = _function(fn)
-    for how in HOWS.get(function.__code__, ()) if function is not None else ():
+    for how in HOWS.get(_code(fn), ()):
         try:
             value = _value(how, lambda k: plain(arguments[k]))  # (a recording's traced float: no use)
             found.append(value if type(value) is int and -2 ** 63 <= value < 2 ** 63 else None)
@@ -58,17 +67,16 @@ def extra_ints(fn, arguments):
 def note_indexed(fn):
     """Takes the ints Python made of float arguments that ember's code read as an index in the
     recording just made (:data:`~.traced_ints.INDEXED`) as derived ints of ``fn``'s code."""
-    function = _function(fn) if fn is not None else None
-    if function is not None and INDEXED:
-        hows = HOWS.setdefault(function.__code__, [])
+    code = _code(fn)
+    if code is not None and INDEXED:
+        hows = HOWS.setdefault(code, [])
         hows += [how for how in dict.fromkeys(map(how_key, INDEXED)) if how not in hows]
     INDEXED.clear()
 
 
 def derived_from(fn):
     """The positions of the float arguments the derived ints of ``fn`` are computed from."""
-    function = _function(fn)
-    hows = HOWS.get(function.__code__, ()) if function is not None else ()
+    hows = HOWS.get(_code(fn), ())
     return set(argument_positions([(None, how) for how in hows]))
 
 
@@ -91,7 +99,7 @@ def put_cells(world, values):
     """Puts ``values`` (``{position: int}``) at the positions of ``world`` (a :class:`~.guards.World`)
     that are closure cells; returns ``[(cell, value put, value before)]`` for :func:`restore_cells`."""
     first, put = len(world.arguments), []
-    hows = HOWS.get(getattr(_function(world.fn), "__code__", None), ())
+    hows = HOWS.get(_code(world.fn), ())
     for k, value in values.items():
         if first <= k < first + len(world.cells):
             cell = world.cells[k - first]
