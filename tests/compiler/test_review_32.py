@@ -1,10 +1,12 @@
 """Adversarial checks of session 32's changes against torch 2.13 (issue 10, REVIEW32): what the
 review found wrong, each fixed where it was made."""
-from graph_counts import graph_counts
-
+import pytest
 import torch
 
+from graph_counts import graph_counts
+
 import ember
+from ember._logging import log_enabled
 
 
 def _two_slices_of_one_float(x, lr):
@@ -20,3 +22,19 @@ def test_two_ints_of_one_float_as_slice_bounds():
     _, want = graph_counts(_two_slices_of_one_float, torch, lrs)
     _, got = graph_counts(_two_slices_of_one_float, ember, lrs)
     assert repr(got) == repr(want)
+
+
+@pytest.mark.parametrize("setting", ["graph,,guards", " graph_code", "graph_code,", "+-graph", "graph ,guards", "nope.nope"])
+def test_ember_logs_not_of_torch_s_form_raise_as_torch_logs(monkeypatch, setting):
+    """torch reads ``TORCH_LOGS`` by a pattern (names with one ``+``/``-`` prefix, spaces only after
+    a comma) and takes a module name only where ``importlib`` finds one: these raise its ValueError
+    (ember took them, ``nope.nope`` as a module's name)."""
+    monkeypatch.setenv("EMBER_LOGS", setting)
+    with pytest.raises(ValueError, match=r"Invalid log settings: "):
+        log_enabled("graph")
+
+
+def test_ember_logs_take_a_module_name_as_torch_does(monkeypatch):
+    """``numpy`` (a module torch's ``TORCH_LOGS`` takes: its logs) was ember's ValueError."""
+    monkeypatch.setenv("EMBER_LOGS", "numpy, +graph_code")
+    assert log_enabled("graph") and not log_enabled("guards")
