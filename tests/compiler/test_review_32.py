@@ -38,3 +38,22 @@ def test_ember_logs_take_a_module_name_as_torch_does(monkeypatch):
     """``numpy`` (a module torch's ``TORCH_LOGS`` takes: its logs) was ember's ValueError."""
     monkeypatch.setenv("EMBER_LOGS", "numpy, +graph_code")
     assert log_enabled("graph") and not log_enabled("guards")
+
+
+def test_a_recompile_reason_names_a_closure_int_and_a_keyword(monkeypatch, capsys):
+    """A guard on a position past the tensors (an int or float argument, a keyword, a closure
+    cell's int) said ``argument 3: expected 2, got 3`` of a function of three arguments; torch's
+    reasons name what they read (``L['k'] == 3``): now ``(closure int 'n')``, ``(keyword 'k')``."""
+    monkeypatch.setenv("EMBER_LOGS", "recompiles")
+    ember.compiler.reset()
+    n = 2
+
+    def f(x, lr, *, k=3):
+        return x[:n] * k * lr
+    compiled = ember.compile(f)
+    for n, k in ((2, 3), (3, 3), (3, 4)):
+        compiled(ember.arange(6.0), 0.5, k=k)
+    err = capsys.readouterr().err
+    assert "argument 3: expected 2, got 3 (closure int 'n')" in err
+    assert "argument 2: expected 3, got 4 (keyword 'k')" in err
+    ember.compiler.reset()

@@ -21,7 +21,7 @@ from .float_constants import SWAPPED
 from .traced_floats import _value, argument_positions
 from .traced_ints import DERIVED, INDEXED, how_key, plain
 
-__all__ = ["cell_ints", "extra_ints", "note_indexed", "derived_from", "put_cells", "restore_cells", "relaxed_cells", "AnyInt", "CONSTANTS",
+__all__ = ["cell_ints", "extra_ints", "position_names", "note_indexed", "derived_from", "put_cells", "restore_cells", "relaxed_cells", "AnyInt", "CONSTANTS",
            "HOWS"]
 
 CONSTANTS = "Python values read from globals and closures (also inside containers)"  # (guards.snapshot's fact)
@@ -62,6 +62,24 @@ def extra_ints(fn, arguments):
         except (ArithmeticError, ValueError, TypeError, LookupError):
             found.append(None)
     return found
+
+
+def position_names(fn, args, kwargs):
+    """What each position of a call of ``fn`` (``(*args, *kwargs.values(), *cell ints, *derived
+    ints)``, :func:`extra_ints`) is, for a guard's reason: ``"argument 'lr'"`` (the signature's
+    name, else ``args[i]``), ``"keyword 'k'"``, ``"closure int 'n'"``, ``"int of a float argument"``."""
+    function, names = _function(fn), []
+    if function is not None:
+        skip = isinstance(fn, Module) or getattr(fn, "__self__", None) is not None  # (``self``)
+        kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+        names = [p.name for p in inspect.signature(function).parameters.values() if p.kind in kinds][skip:]
+    found = [f"argument {names[i] if i < len(names) else f'args[{i}]'!r}" for i in range(len(args))]
+    found += [f"keyword {k!r}" for k in kwargs]
+    if function is not None and function.__closure__:
+        cells = cell_ints(fn)
+        found += [f"closure int {name!r}" for name, cell in zip(_code(fn).co_freevars, function.__closure__)
+                  if any(cell is c for c in cells)]
+    return found + ["int of a float argument"] * len(HOWS.get(_code(fn), ()))
 
 
 def note_indexed(fn):
