@@ -6,7 +6,9 @@ names, like ``TORCH_LOGS``) or :func:`set_logs` from Python. The logs ember has:
 ``kernel_code``, ``all``; ``+``/``-`` prefixes; module names), and a name neither has raises
 torch's ValueError (a typo printed nothing before session 32)."""
 import functools
+import importlib.util
 import os
+import re
 
 __all__ = ["set_logs", "log_enabled"]
 
@@ -27,6 +29,8 @@ custom_format_test_artifact fake_tensor loop_ordering loop_tiling native_dsl nod
 overlap_scheduling pp torch trace_shape_events verbose_guards""".split())
 _EMBER_LOGS = {"graph", "graph_breaks", "guards", "recompiles", "dynamic", "output_code", "autotuning", "complex"}
 _set_in_python = set()
+# torch's form of a setting (``_gen_settings_regex``): names with one optional prefix, spaces only after a comma
+_SETTING = re.compile(r"((\+|-)?[\w\.]+,\s*)*(\+|-)?[\w\.]+")
 
 
 def log_enabled(name):
@@ -45,17 +49,29 @@ def _from_env(setting):
     comma-separated names, ``+name``/``-name`` on (torch's verbosity prefixes: an artifact's log is on
     either way, as torch's; ember's logs have one level), ``all`` all of them; torch's
     names (``graph_code``, ``kernel_code``, ``all``) as :func:`set_logs` takes them; torch's
-    names ember has no log for and module names (``torch._dynamo``) do nothing; any other name is a ValueError, as torch's."""
-    names = [s.strip() for s in setting.split(",") if s.strip()]
-    unknown = [n for n in names if n.lstrip("+-") not in _TORCH_ENV_NAMES | _EMBER_LOGS
-               and not n.lstrip("+-").startswith(("torch.", "ember."))]  # (a module's name: its logs)
-    if unknown:
+    names ember has no log for and module names (``torch._dynamo``, ``numpy``) do nothing; any other
+    name, or a setting not of torch's form (an empty name, two prefixes, a space before a comma),
+    is a ValueError, as torch's."""
+    if setting == "":
+        return frozenset()
+    names = [n.strip()[1:] if n.strip()[:1] in "+-" else n.strip() for n in setting.split(",")]
+    if _SETTING.fullmatch(setting) is None or not all(n in _TORCH_ENV_NAMES | _EMBER_LOGS or _module(n) for n in names):
         raise ValueError(f"\nInvalid log settings: {setting}, must be a comma separated list of fully\n"
                          "qualified module names, registered log names or registered artifact names.\n"
                          'For more info on various settings, try TORCH_LOGS="help"\nValid settings:\n'
                          + ", ".join(sorted(_TORCH_ENV_NAMES | _EMBER_LOGS)))
-    names = {n.lstrip("+-") for n in names}
     return frozenset(_EMBER_LOGS) if "all" in names else frozenset(_ALIASES.get(n, n) for n in names)
+
+
+def _module(name):
+    """Whether ``name`` is a module's (torch's test: found by ``importlib``; ``torch.*`` names are
+    taken unchecked, as finding one would import torch)."""
+    if name.startswith("torch."):
+        return True
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        return False
 
 
 def set_logs(**kwargs):

@@ -17,10 +17,11 @@ import inspect
 import types
 
 from ..nn.modules.module import Module
+from .float_constants import SWAPPED
 from .traced_floats import _value, argument_positions
 from .traced_ints import DERIVED, INDEXED, how_key, plain
 
-__all__ = ["cell_ints", "extra_ints", "note_indexed", "derived_from", "put_cells", "restore_cells", "relaxed_cells", "AnyInt", "CONSTANTS",
+__all__ = ["cell_ints", "extra_ints", "position_names", "note_indexed", "derived_from", "put_cells", "restore_cells", "relaxed_cells", "AnyInt", "CONSTANTS",
            "HOWS"]
 
 CONSTANTS = "Python values read from globals and closures (also inside containers)"  # (guards.snapshot's fact)
@@ -40,13 +41,21 @@ def _function(fn):
     return fn if type(fn) is types.FunctionType else None
 
 
+def _code(fn):
+    """The code of the function a call of ``fn`` runs (:func:`_function`), the key of :data:`HOWS`:
+    the user's own while a recording has swapped it (:data:`.float_constants.SWAPPED`); or None."""
+    function = _function(fn) if fn is not None else None
+    if function is None:
+        return None
+    return next((code for f, code in SWAPPED.value if f is function), function.__code__)
+
+
 def extra_ints(fn, arguments):
     """The values at the positions after ``arguments`` (the call's ``(*args, *kwargs.values())``):
     the ints of :func:`cell_ints`, then the derived ints Python computes from the arguments (None
     where it raises, ``round(nan)``, or gives no int64, ``round(1e300)``: a graph of its own)."""
     found = [cell.cell_contents for cell in cell_ints(fn)]
-    function = _function(fn)
-    for how in HOWS.get(function.__code__, ()) if function is not None else ():
+    for how in HOWS.get(_code(fn), ()):
         try:
             value = _value(how, lambda k: plain(arguments[k]))  # (a recording's traced float: no use)
             found.append(value if type(value) is int and -2 ** 63 <= value < 2 ** 63 else None)
@@ -55,20 +64,37 @@ def extra_ints(fn, arguments):
     return found
 
 
+def position_names(fn, args, kwargs):
+    """What each position of a call of ``fn`` (``(*args, *kwargs.values(), *cell ints, *derived
+    ints)``, :func:`extra_ints`) is, for a guard's reason: ``"argument 'lr'"`` (the signature's
+    name, else ``args[i]``), ``"keyword 'k'"``, ``"closure int 'n'"``, ``"int of a float argument"``."""
+    function, names = _function(fn), []
+    if function is not None:
+        skip = isinstance(fn, Module) or getattr(fn, "__self__", None) is not None  # (``self``)
+        kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+        names = [p.name for p in inspect.signature(function).parameters.values() if p.kind in kinds][skip:]
+    found = [f"argument {names[i] if i < len(names) else f'args[{i}]'!r}" for i in range(len(args))]
+    found += [f"keyword {k!r}" for k in kwargs]
+    if function is not None and function.__closure__:
+        cells = cell_ints(fn)
+        found += [f"closure int {name!r}" for name, cell in zip(_code(fn).co_freevars, function.__closure__)
+                  if any(cell is c for c in cells)]
+    return found + ["int of a float argument"] * len(HOWS.get(_code(fn), ()))
+
+
 def note_indexed(fn):
     """Takes the ints Python made of float arguments that ember's code read as an index in the
     recording just made (:data:`~.traced_ints.INDEXED`) as derived ints of ``fn``'s code."""
-    function = _function(fn) if fn is not None else None
-    if function is not None and INDEXED:
-        hows = HOWS.setdefault(function.__code__, [])
+    code = _code(fn)
+    if code is not None and INDEXED:
+        hows = HOWS.setdefault(code, [])
         hows += [how for how in dict.fromkeys(map(how_key, INDEXED)) if how not in hows]
     INDEXED.clear()
 
 
 def derived_from(fn):
     """The positions of the float arguments the derived ints of ``fn`` are computed from."""
-    function = _function(fn)
-    hows = HOWS.get(function.__code__, ()) if function is not None else ()
+    hows = HOWS.get(_code(fn), ())
     return set(argument_positions([(None, how) for how in hows]))
 
 
@@ -91,7 +117,7 @@ def put_cells(world, values):
     """Puts ``values`` (``{position: int}``) at the positions of ``world`` (a :class:`~.guards.World`)
     that are closure cells; returns ``[(cell, value put, value before)]`` for :func:`restore_cells`."""
     first, put = len(world.arguments), []
-    hows = HOWS.get(getattr(_function(world.fn), "__code__", None), ())
+    hows = HOWS.get(_code(world.fn), ())
     for k, value in values.items():
         if first <= k < first + len(world.cells):
             cell = world.cells[k - first]

@@ -28,7 +28,7 @@ from .call_nodes import FreedOutputs, as_compiled
 from .custom_backend import custom_runner, first_run, first_split_run, is_custom, state_before
 from .capture import capture, input_names, unflatten
 from .counting import count_frame, count_graph, counters
-from .closure_ints import HOWS, derived_from, relaxed_cells
+from .closure_ints import HOWS, derived_from, position_names, relaxed_cells
 from .config_module import DynamoConfig
 from .duck_sizes import name_dims
 from .dynamic import capture_dynamic, marks as _marks, verify
@@ -332,8 +332,8 @@ class _CompiledFunction:
         family = self._cache.family
         last = (self._entries or family.entries() or [None])[-1]
         reason = first_difference(last.facts, facts, last.ranges) if last else None
-        if reason is not None and reason.startswith("input "):  # (torch's reasons name the argument)
-            reason = argument_named(reason, input_names(fn, args, kwargs, access=True))
+        if reason is not None and reason.startswith(("input ", "argument ")):  # (torch's reasons name the argument)
+            reason = argument_named(reason, input_names(fn, args, kwargs, access=True), position_names(fn, args, kwargs))
         if reason is not None:  # walk the modules afresh: the structure may have changed
             world = self._world = World(fn, args, kwargs, held=held)
             facts = unobserved(snapshot, world, args, kwargs)

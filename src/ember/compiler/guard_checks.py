@@ -114,9 +114,15 @@ def first_difference(expected, actual, ranges=None):
     return None
 
 
-def argument_named(reason, names):
-    """A failed input guard's ``reason`` (:func:`first_difference`'s ``"input i ..."``) with the
-    argument it reads, ``names[i]`` (``capture.input_names``: ``... (tensor 'x')``, ``'xs[1]'``),
-    as torch's recompile reasons name it."""
-    index = reason.split(" ", 2)[1]
-    return f"{reason} (tensor {names[int(index)]!r})" if index.isdigit() and int(index) < len(names) else reason
+def argument_named(reason, names, positions):
+    """A failed guard's ``reason`` (:func:`first_difference`'s ``"input i ..."`` or ``"argument
+    k ..."``) with what it reads, as torch's recompile reasons name it: ``names[i]``
+    (``sources.input_names``: ``... (tensor 'x')``, ``'xs[1]'``) or ``positions[k]``
+    (``closure_ints.position_names``: ``... (closure int 'n')``)."""
+    kind, index = reason.split(" ", 2)[:2]
+    index = index.rstrip(":")
+    if kind == "input" and index.isdigit() and int(index) < len(names):
+        return f"{reason} (tensor {names[int(index)]!r})"
+    if kind == "argument" and index.isdigit() and int(index) < len(positions):
+        return f"{reason} ({positions[int(index)]})"
+    return reason
