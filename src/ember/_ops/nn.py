@@ -92,8 +92,9 @@ class HardtanhForward(Op):
     @staticmethod
     def backward(ctx, g):
         x = ctx.input(0)
-        # Written as "not at or beyond a bound" so that NaN passes its gradient, as in PyTorch.
-        return (zero_link(g * ~((x <= ctx.attrs.get("min_val", -1.0)) | (x >= ctx.attrs.get("max_val", 1.0))), x),)
+        # Zero (not g * 0: a nan g gives 0, as torch's) at or beyond a bound; NaN passes its gradient.
+        bound = (x <= ctx.attrs.get("min_val", -1.0)) | (x >= ctx.attrs.get("max_val", 1.0))
+        return (zero_link(apply(Where, bound, g.new_zeros(()), g), x),)
 
 
 class ThresholdForward(Op):
@@ -112,7 +113,7 @@ class ThresholdForward(Op):
     def backward(ctx, g):
         x = ctx.input(0)
         wide = x.float() if x.dtype.itemsize == 2 and x.dtype.is_floating_point else x  # (as the forward)
-        return (zero_link(g * ~(wide <= ctx.attrs["threshold"]), x),)
+        return (zero_link(apply(Where, wide <= ctx.attrs["threshold"], g.new_zeros(()), g), x),)
 
 
 class HardsigmoidForward(Op):
@@ -130,7 +131,9 @@ class HardsigmoidForward(Op):
     @staticmethod
     def backward(ctx, g):
         x = ctx.input(0)
-        return (not_implemented_link(g * (((x > -3) & (x < 3)) * (1 / 6)), "hardsigmoid_backward", g, x),)
+        # (torch's slope is 1/6 rounded to float32, a double's too; a nan g outside gives 0)
+        inside = apply(Where, (x > -3) & (x < 3), g * float(np.float32(1 / 6)), g.new_zeros(()))
+        return (not_implemented_link(inside, "hardsigmoid_backward", g, x),)
 
 
 class HardswishForward(Op):
@@ -150,7 +153,7 @@ class HardswishForward(Op):
     def backward(ctx, g):
         x = ctx.input(0)
         slope = apply(Where, x < 3, x / 3 + 0.5, 1.0)
-        return (g * apply(Where, x <= -3, 0.0, slope),)
+        return (apply(Where, x <= -3, g.new_zeros(()), g * slope),)  # (a nan g up to -3: 0, as torch's)
 
 
 def _normal_cdf(x):

@@ -6,6 +6,7 @@ PyTorch, under ``create_graph`` it is tied to ``x`` (``zero_link``), so a second
 is zeros rather than an error."""
 from .._backend import namespace
 from .core import Op, apply, like_input, zero_link
+from .pointwise_binary import Where
 from .refusals import check_attribute, float_only
 
 __all__ = ["HardshrinkForward", "SoftshrinkForward", "hardshrink"]
@@ -27,7 +28,7 @@ class HardshrinkForward(Op):
     @staticmethod
     def backward(ctx, g):
         x = ctx.input(0)
-        return (zero_link(g * ~_inside(x, ctx.attrs.get("lambd", 0.5)), x),)
+        return (zero_link(apply(Where, _inside(x, ctx.attrs.get("lambd", 0.5)), g.new_zeros(()), g), x),)
 
 
 class SoftshrinkForward(Op):
