@@ -108,7 +108,7 @@ class World:
             self._walk()
         # tensors read from the closure, globals, argument objects' and modules' plain attributes:
         # a graph holds them, rebinding one is a new graph
-        self.free = tensors + object_tensors(objects) + self.module_tensors[1]
+        self.free = tensors + object_tensors(objects, self.unread) + self.module_tensors[1]
         if held:
             inputs = {id(h[3]) for h in held}
             self.free = [t for t in self.free if id(t) not in inputs]
@@ -147,8 +147,9 @@ class World:
         for opt in [v for m in modules for v in vars(m).values() if isinstance(v, Optimizer)]:
             visit(opt)  # and the optimizers they hold (forward-forward's layers: ``self.opt = Adam(...)``)
         self.tables = [table for m in modules for table in (m._parameters, m._buffers)]
-        # attributes no code of the call names are not guarded (see unread_attributes)
-        unread = self.unread = unread_attributes(modules, [self.source[1], *self.kinds[2]])
+        # attributes no code of the call names are not guarded (see unread_attributes), of the modules and of
+        # the plain objects read (a list of tensors ``self`` holds, one of them passed in, aliases nothing read)
+        unread = self.unread = unread_attributes([*modules, *self.kinds[4]], [self.source[1], *self.kinds[2]])
         self.module_tensors = ([t for table in self.tables for t in table.values()],
                                [t for m in modules for t in _tensor_attributes(m, unread)])
         self.module_facts = [
@@ -455,9 +456,14 @@ def hook_ids(tensor):
     return tuple(node._pre_hooks or ()), tuple(node._hooks or ())
 
 
-def object_tensors(objects):
-    """The tensors plain objects hold as attributes (read on every call: nothing counts their writes)."""
-    return [v for o in objects for v in flat(o) or () if isinstance(v, Tensor)]
+def object_tensors(objects, unread=frozenset()):
+    """The tensors plain objects hold as attributes (read on every call: nothing counts their writes),
+    also in their containers, but under the names in ``unread`` (no code of the call names them:
+    :func:`~.side_effects.unread_attributes`)."""
+    if not unread:
+        return [v for o in objects for v in flat(o) or () if isinstance(v, Tensor)]
+    return [v for o in objects for k, a in vars(o).items() if k not in unread
+            for v in ((a,) if isinstance(a, Tensor) else flat(a) or () if container(a) else ()) if isinstance(v, Tensor)]
 
 
 def optimizer_facts(opt, groups=None):

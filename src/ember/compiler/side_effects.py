@@ -224,20 +224,20 @@ def _loaded(code):
 
 
 def unread_attributes(modules, functions):
-    """The names of the attributes of ``modules`` (of user classes) that no code a call can run
-    names (:func:`_names_of`): no method of their classes (ember's too), hook, function-like
-    attribute, nor of ``functions`` (the compiled function and the user functions it reaches),
-    as torch's dynamo guards only the attributes it traced a read of (a policy's list of
-    saved log-probabilities, grown after each call, is no guard). Empty while another profiler
-    runs or where user code reads by a computed name; :func:`checked_reads` makes a recording
-    whose code read one anyway a graph break, the name named from then on."""
+    """The names of the attributes of ``modules`` (of user classes; plain objects' too) that no code a call
+    can run names (:func:`_names_of`): no method of their classes (ember's too), hook, function-like attribute,
+    nor of ``functions`` (the compiled function and the user functions it reaches), as torch's dynamo guards
+    only the attributes it traced a read of (a policy's list of saved log-probabilities, grown after each call, is
+    no guard). Empty while another profiler runs or where user code reads by a computed name; :func:`checked_reads`
+    makes a recording whose code read one anyway a graph break, the name named from then on."""
     if sys.getprofile() is not None:
         return frozenset()
     names = set(_NAMED_AT_RUN)
     hooks = [*_module._global_forward_pre_hooks.values(), *_module._global_forward_hooks.values()]
-    for m in modules:
+    for m in modules:  # (of plain objects: their callable attributes)
         hooks += [h for table in (m._forward_pre_hooks, m._forward_hooks, m._backward_pre_hooks, m._backward_hooks)
-                  for h in table.values()] + [v for v in vars(m).values() if callable(v) and not isinstance(v, Module)]
+                  for h in table.values()] if isinstance(m, Module) else []
+        hooks += [v for v in vars(m).values() if callable(v) and not isinstance(v, Module)]
     for fn in [*functions, *hooks]:
         fn = getattr(fn, "__func__", fn)
         code = getattr(fn, "__code__", None)
@@ -249,7 +249,7 @@ def unread_attributes(modules, functions):
         if found is None:
             return frozenset()
         names |= found
-    return frozenset([k for m in modules if user_class(type(m)) for k in vars(m) if k not in names])
+    return frozenset([k for m in modules if user_class(type(m)) or not isinstance(m, Module) for k in vars(m) if k not in names])
 
 
 @functools.lru_cache(maxsize=512)
@@ -269,7 +269,7 @@ def checked_reads(tracer, names, world):
     """:func:`opaque_reads` of a recording's ``names`` (:func:`names_read`); where its code read
     an attribute the world left unguarded (``world.unread``: by code no look before the call
     found), a graph break (that call runs eagerly), and that name is guarded from then on."""
-    names = opaque_reads(names, world.all_modules)
+    names = opaque_reads(names, [*world.all_modules, *world.kinds[4]])
     missed = world.unread if names is None else world.unread & names
     if missed:
         _NAMED_AT_RUN.update(missed)
