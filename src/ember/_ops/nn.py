@@ -92,9 +92,11 @@ class HardtanhForward(Op):
     @staticmethod
     def backward(ctx, g):
         x = ctx.input(0)
-        # Zero (not g * 0: a nan g gives 0, as torch's) at or beyond a bound; NaN passes its gradient.
+        # Zero (not g * 0: a nan g gives 0, as torch's) at or beyond a bound; NaN passes its gradient. The
+        # zero is an int: a plain float 0.0 in a compiled backward would pass for a traced float equal to 0
+        # (traced_floats.note_unseen: ``hardshrink(x, lr)`` a graph per value of ``lr``).
         bound = (x <= ctx.attrs.get("min_val", -1.0)) | (x >= ctx.attrs.get("max_val", 1.0))
-        return (zero_link(apply(Where, bound, g.new_zeros(()), g), x),)
+        return (zero_link(apply(Where, bound, 0, g), x),)
 
 
 class ThresholdForward(Op):
@@ -113,7 +115,7 @@ class ThresholdForward(Op):
     def backward(ctx, g):
         x = ctx.input(0)
         wide = x.float() if x.dtype.itemsize == 2 and x.dtype.is_floating_point else x  # (as the forward)
-        return (zero_link(apply(Where, wide <= ctx.attrs["threshold"], g.new_zeros(()), g), x),)
+        return (zero_link(apply(Where, wide <= ctx.attrs["threshold"], 0, g), x),)
 
 
 class HardsigmoidForward(Op):
@@ -132,7 +134,7 @@ class HardsigmoidForward(Op):
     def backward(ctx, g):
         x = ctx.input(0)
         # (torch's slope is 1/6 rounded to float32, a double's too; a nan g outside gives 0)
-        inside = apply(Where, (x > -3) & (x < 3), g * float(np.float32(1 / 6)), g.new_zeros(()))
+        inside = apply(Where, (x > -3) & (x < 3), g * float(np.float32(1 / 6)), 0)
         return (not_implemented_link(inside, "hardsigmoid_backward", g, x),)
 
 
@@ -153,7 +155,7 @@ class HardswishForward(Op):
     def backward(ctx, g):
         x = ctx.input(0)
         slope = apply(Where, x < 3, x / 3 + 0.5, 1.0)
-        return (apply(Where, x <= -3, g.new_zeros(()), g * slope),)  # (a nan g up to -3: 0, as torch's)
+        return (apply(Where, x <= -3, 0, g * slope),)  # (a nan g up to -3: 0, as torch's)
 
 
 def _normal_cdf(x):

@@ -28,7 +28,7 @@ class HardshrinkForward(Op):
     @staticmethod
     def backward(ctx, g):
         x = ctx.input(0)
-        return (zero_link(apply(Where, _inside(x, ctx.attrs.get("lambd", 0.5)), g.new_zeros(()), g), x),)
+        return (zero_link(apply(Where, _inside(x, ctx.attrs.get("lambd", 0.5)), 0, g), x),)
 
 
 class SoftshrinkForward(Op):
