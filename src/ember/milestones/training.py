@@ -56,7 +56,7 @@ def fit(model, loader, loss_fn, optimizer, epochs, evaluate, desc, scheduler=Non
     step = torch.compile(train_step, options={"async_compile": True}) if compiling() else train_step
     # and the evaluation forward as a torch user compiles it: the model itself (sharing its
     # parameters), called under no_grad in eval mode, which its guards hold apart from training
-    scored = torch.compile(model, options={"async_compile": True}) if compiling() else model
+    scored = torch.compile(model, dynamic=False, options={"async_compile": True}) if compiling() else model
     times, graphs, dynamic = [], 0, compiling() and _short_last_batch(loader)
     for epoch in bar:
         model.train()
