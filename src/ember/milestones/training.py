@@ -31,7 +31,8 @@ def fit(model, loader, loss_fn, optimizer, epochs, evaluate, desc, scheduler=Non
 
     Inside :func:`~.milestone.compiled_steps`, the training step (zero_grad, forward, loss, backward,
     optimizer step) runs through ``ember.compile``, as ``torch.compile(train_step)`` would, and
-    ``evaluate`` is given ``torch.compile(model)`` (the same parameters) instead of ``model``.
+    ``evaluate`` is given ``torch.compile(model, dynamic=False)`` (the same parameters) instead of
+    ``model``.
 
     Returns:
         :class:`History`: per epoch, the sample-weighted mean training loss and ``evaluate``'s
@@ -55,7 +56,8 @@ def fit(model, loader, loss_fn, optimizer, epochs, evaluate, desc, scheduler=Non
     # generated Python meanwhile, so a short run never waits for the C compiler
     step = torch.compile(train_step, options={"async_compile": True}) if compiling() else train_step
     # and the evaluation forward as a torch user compiles it: the model itself (sharing its
-    # parameters), called under no_grad in eval mode, which its guards hold apart from training
+    # parameters), called under no_grad in eval mode, which its guards hold apart from training;
+    # static: a graph per evaluation shape (the GPT's two: a dynamic capture of the second cost 11 s)
     scored = torch.compile(model, dynamic=False, options={"async_compile": True}) if compiling() else model
     times, graphs, dynamic = [], 0, compiling() and _short_last_batch(loader)
     for epoch in bar:
