@@ -18,6 +18,19 @@ class OptimizedModule(Module):
         self._orig_mod = mod
         self.__dict__["_compiled_call"] = compiled
 
+    @property
+    def training(self):
+        """The original module's mode (torch's mirrors it): ``model.eval()`` on either is seen by
+        both, and the graphs' guards on it pick the eval-mode graph."""
+        modules = self.__dict__.get("_modules")
+        return modules["_orig_mod"].training if modules and "_orig_mod" in modules else True
+
+    @training.setter
+    def training(self, value):
+        modules = self.__dict__.get("_modules")
+        if modules and "_orig_mod" in modules:  # (Module.__init__'s default is the original's)
+            modules["_orig_mod"].training = value
+
     def __call__(self, *args, **kwargs):
         return self._compiled_call(*args, **kwargs)
 

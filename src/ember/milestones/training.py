@@ -30,7 +30,9 @@ def fit(model, loader, loss_fn, optimizer, epochs, evaluate, desc, scheduler=Non
             default 5), so a redirected run shows it is alive.
 
     Inside :func:`~.milestone.compiled_steps`, the training step (zero_grad, forward, loss, backward,
-    optimizer step) runs through ``ember.compile``, as ``torch.compile(train_step)`` would.
+    optimizer step) runs through ``ember.compile``, as ``torch.compile(train_step)`` would, and
+    ``evaluate`` is given ``torch.compile(model, dynamic=False)`` (the same parameters) instead of
+    ``model``.
 
     Returns:
         :class:`History`: per epoch, the sample-weighted mean training loss and ``evaluate``'s
@@ -53,16 +55,21 @@ def fit(model, loader, loss_fn, optimizer, epochs, evaluate, desc, scheduler=Non
     # async_compile (ember's option): a cold cache's C is built beside the training, which runs the
     # generated Python meanwhile, so a short run never waits for the C compiler
     step = torch.compile(train_step, options={"async_compile": True}) if compiling() else train_step
-    times, graphs, dynamic = [], _graphs(), compiling() and _short_last_batch(loader)
+    # and the evaluation forward as a torch user compiles it: the model itself (sharing its
+    # parameters), called under no_grad in eval mode, which its guards hold apart from training;
+    # static: a graph per evaluation shape (the GPT's two: a dynamic capture of the second cost 11 s)
+    scored = torch.compile(model, dynamic=False, options={"async_compile": True}) if compiling() else model
+    times, graphs, dynamic = [], 0, compiling() and _short_last_batch(loader)
     for epoch in bar:
         model.train()
         total, count = 0.0, 0
         for inputs, targets in loader:
             if dynamic:  # the short last batch reuses the graph instead of compiling a second one
                 _batch_dynamic(inputs, targets)
-            start = time.perf_counter()
+            start, before = time.perf_counter(), _graphs()
             loss = step(inputs, targets)
             times.append(time.perf_counter() - start)
+            graphs += _graphs() - before  # the training step's graphs, not the evaluation's
             total += loss.item() * len(targets)  # the sample-weighted mean of the epoch
             count += len(targets)
             if log is not None:
@@ -71,7 +78,7 @@ def fit(model, loader, loss_fn, optimizer, epochs, evaluate, desc, scheduler=Non
             scheduler.step()
         model.eval()
         with torch.no_grad():
-            scores = evaluate(model)
+            scores = evaluate(scored)
         accuracy, test_loss = scores if isinstance(scores, tuple) else (scores, None)
         history.loss.append(total / count)
         history.accuracy.append(accuracy)
@@ -81,7 +88,7 @@ def fit(model, loader, loss_fn, optimizer, epochs, evaluate, desc, scheduler=Non
     history.steps, history.step_seconds = len(times), sum(times)
     if compiling() and times:
         history.compile_seconds = max(0.0, sum(times) - len(times) * statistics.median(times))
-        history.graphs = _graphs() - graphs
+        history.graphs = graphs
     return history
 
 

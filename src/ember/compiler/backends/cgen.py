@@ -192,13 +192,17 @@ def _loop_kernel(src, kernel, fname, rows):
         lines += ["    if (r0 >= r1) return;"] + ["    " + ln for ln in body.lines] + ["}"]
         return lines, 1
     parallel = not isinstance(_numel(domain), Expr) and _numel(domain) >= OMP_MIN_ELEMENTS
+    if parallel and rows:  # a GEMM's epilogue, called per block of rows (one row at a time in the
+        # blocked GEMM): threads only for a range that large, not a team woken per row (a GPT
+        # forward at 47 x 215 rows: 60 thousand parallel regions, more CPU in futex than in the loops)
+        parallel = f"if ((r1 - r0) * {dims[-1]}L >= {OMP_MIN_ELEMENTS}L)"
     alias = {plan.loc[a].storage.resolve() for a in leaves} & {plan.loc[n].storage.resolve() for n in stores}
     hoist = not alias and isinstance(dims[-1], int) and dims[-1] > 0  # the row's invariants before its loop
     tans = re.findall(r"em_(?:tan|sin|cos)f\((t\d+)\)", "\n".join(values))
     if tans:  # float32 tan, sin, cos: the _near forms; a rerun with the exact ones if an argument is beyond (a first pass if in place)
         wide = [f"wide |= {' || '.join(f'fabsf({t}) >= EM_TANF_NEAR' for t in tans)};"]
         fast = [re.sub(r"em_(tan|sin|cos)f\(", r"em_\1f_near(", ln) for ln in body.lines]
-        reduction = parallel and "reduction(|:wide)"
+        reduction = parallel and " ".join(["reduction(|:wide)"] + [parallel] * isinstance(parallel, str))
         lines.append("    int wide = 0;  /* an argument of tan, sin or cos beyond the _near forms' range */")
         if alias:
             lines += row_loops(dims, loop_vars, values + wide, reduction, hoist) + ["    if (!wide) {"]
