@@ -4,7 +4,7 @@
 float. Split from :mod:`.traced_floats`, whose ``how`` records they evaluate."""
 from .traced_floats import _TRACED, _how, _of_arguments, _spell, _value
 from .graph import instances_in
-from .structure import same_container
+from .structure import map_leaves
 
 __all__ = ["ReturnedFloat", "mark_returned", "has_returned_floats", "returned_floats"]
 
@@ -33,17 +33,15 @@ def mark_returned(value):
     """``value`` (a returned structure: tuples, named tuples, lists, dicts) with each traced float
     or :class:`~.traced_ints.FloatInt` computed from arguments a :class:`ReturnedFloat`; each other
     traced float in it a use (its value returned as recorded: a graph per value)."""
+    return map_leaves(value, _marked)
+
+
+def _marked(value):
     if type(value) in _TRACED:
         if _of_arguments(value):
             return ReturnedFloat(_how(value))
         for seen in value.uses:
             seen.append(("returned", "(the function's result)"))
-        return value
-    if isinstance(value, (tuple, list)):
-        items = [mark_returned(v) for v in value]
-        return same_container(value, items)
-    if isinstance(value, dict):
-        return type(value)((k, mark_returned(v)) for k, v in value.items())
     return value
 
 
@@ -58,11 +56,5 @@ def returned_floats(value, marked, args, kwargs, reads=()):
     ``value`` itself unless ``marked`` (the graph's structure holds one)."""
     if not marked:
         return value
-    if type(value) is ReturnedFloat:
-        return _value(value.how, (*args, *kwargs.values(), *reads).__getitem__)
-    if isinstance(value, (tuple, list)):
-        items = [returned_floats(v, True, args, kwargs, reads) for v in value]
-        return same_container(value, items)
-    if isinstance(value, dict):
-        return type(value)((k, returned_floats(v, True, args, kwargs, reads)) for k, v in value.items())
-    return value
+    numbers = (*args, *kwargs.values(), *reads).__getitem__
+    return map_leaves(value, lambda v: _value(v.how, numbers) if type(v) is ReturnedFloat else v)

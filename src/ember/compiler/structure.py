@@ -14,7 +14,7 @@ from .._tensor import Tensor
 from .._tensor_subclass import disabled_torch_function_impl
 from .symbolic import Expr, evaluate
 
-__all__ = ["flatten", "holds_arrays", "skeleton", "same_container", "unflatten", "is_slot", "LoopInt", "frames_below", "user_frame", "Where", "EMBER_DIR", "LARGE"]
+__all__ = ["flatten", "holds_arrays", "skeleton", "same_container", "map_leaves", "unflatten", "is_slot", "LoopInt", "frames_below", "user_frame", "Where", "EMBER_DIR", "LARGE"]
 
 EMBER_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the ember package's folder
 LARGE = 4096  # items: a container larger is a data set, not compared or looked into (contents.py)
@@ -132,20 +132,27 @@ def same_container(value, items):
     return type(value)(*items) if hasattr(value, "_fields") else type(value)(items)
 
 
+def map_leaves(value, leaf):
+    """``value`` (a returned structure: tuples, named tuples, lists, dicts, nested) with each item
+    that is none of those replaced by ``leaf(item)``, the containers rebuilt of their types."""
+    if isinstance(value, (tuple, list)):
+        return same_container(value, [map_leaves(v, leaf) for v in value])
+    if isinstance(value, dict):
+        return type(value)((k, map_leaves(v, leaf)) for k, v in value.items())
+    return leaf(value)
+
+
 def skeleton(value):
     """``value`` with each tensor replaced by a slot: the shape of a return value, holding no
     tensor (so an entry keeps no activations of the call it was recorded from alive)."""
+    return map_leaves(value, _slot)
+
+
+def _slot(value):
     if isinstance(value, Tensor):
         plain = type(value) is Tensor or type(value).__torch_function__ is disabled_torch_function_impl  # (a Parameter)
         return _SLOT if plain else _SubclassSlot(type(value))
-    if isinstance(value, LoopInt):
-        return _INT_SLOT
-    if isinstance(value, (tuple, list)):
-        items = [skeleton(v) for v in value]
-        return same_container(value, items)
-    if isinstance(value, dict):
-        return type(value)((k, skeleton(v)) for k, v in value.items())
-    return value
+    return _INT_SLOT if isinstance(value, LoopInt) else value
 
 
 def is_slot(value):
